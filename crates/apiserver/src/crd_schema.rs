@@ -1,0 +1,460 @@
+//! Custom resources against their CRD's structural schema: pruning of unknown fields and
+//! validation (types, required, enum, pattern, bounds, lengths, formats), with
+//! kube-apiserver's messages.
+
+use crate::error::Cause;
+use serde_json::{Map, Value};
+use tidegate_schema::ResourceInfo;
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn child(path: &str, field: &str) -> String {
+    if path.is_empty() {
+        field.to_string()
+    } else {
+        format!("{path}.{field}")
+    }
+}
+
+/// Removes fields the schema does not declare (unless it preserves unknown fields).
+/// `root` marks the object's top level, where `apiVersion`, `kind` and `metadata` always stay.
+pub fn prune(schema: &Value, value: &mut Value, root: bool) {
+    let preserve = schema
+        .get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        == Some(true);
+    let embedded = schema
+        .get("x-kubernetes-embedded-resource")
+        .and_then(Value::as_bool)
+        == Some(true);
+    match value {
+        Value::Object(map) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties");
+            let keys: Vec<String> = map.keys().cloned().collect();
+            for k in keys {
+                if (root || embedded) && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if k == "metadata"
+                        && embedded
+                        && let Some(Value::Object(m)) = map.get_mut("metadata")
+                    {
+                        m.retain(|mk, _| {
+                            matches!(
+                                mk.as_str(),
+                                "name"
+                                    | "namespace"
+                                    | "labels"
+                                    | "annotations"
+                                    | "generateName"
+                                    | "finalizers"
+                            )
+                        });
+                    }
+                    continue;
+                }
+                if let Some(sub) = props.and_then(|p| p.get(&k)) {
+                    if let Some(v) = map.get_mut(&k) {
+                        prune(sub, v, false);
+                    }
+                } else if let Some(add) = additional.filter(|a| a.is_object()) {
+                    if let Some(v) = map.get_mut(&k) {
+                        prune(add, v, false);
+                    }
+                } else if !(preserve || additional == Some(&Value::Bool(true))) {
+                    map.remove(&k);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for it in items.iter_mut() {
+                    prune(item_schema, it, false);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn check_type(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) -> bool {
+    if v.is_null() && schema.get("nullable").and_then(Value::as_bool) == Some(true) {
+        return false;
+    }
+    if schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        if matches!(type_name(v), "integer" | "string") {
+            return true;
+        }
+        out.push(Cause {
+            reason: "FieldValueTypeInvalid".into(),
+            message: format!(
+                "Invalid value: \"{}\": {path} in body must be of type integer-or-string: \"{}\"",
+                type_name(v),
+                type_name(v)
+            ),
+            field: path.into(),
+        });
+        return false;
+    }
+    let Some(want) = schema.get("type").and_then(Value::as_str) else {
+        return true;
+    };
+    let got = type_name(v);
+    let ok = match want {
+        "number" => matches!(got, "number" | "integer"),
+        "integer" => got == "integer" || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        other => other == got,
+    };
+    if !ok {
+        out.push(Cause {
+            reason: "FieldValueTypeInvalid".into(),
+            message: format!(
+                "Invalid value: \"{got}\": {path} in body must be of type {want}: \"{got}\""
+            ),
+            field: path.into(),
+        });
+    }
+    ok
+}
+
+fn shown(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("\"{s}\""),
+        other => other.to_string(),
+    }
+}
+
+/// Validates `v` against `schema` at `path`, collecting causes.
+pub fn validate(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) {
+    if !check_type(schema, v, path, out) {
+        return;
+    }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        && !options.contains(v)
+    {
+        let list: Vec<String> = options.iter().map(shown).collect();
+        out.push(Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!(
+                "Unsupported value: {}: supported values: {}",
+                shown(v),
+                list.join(", ")
+            ),
+            field: path.into(),
+        });
+    }
+    match v {
+        Value::String(s) => {
+            if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
+                match regex::Regex::new(p) {
+                    Ok(re) if !re.is_match(s) => out.push(Cause {
+                        reason: "FieldValueInvalid".into(),
+                        message: format!(
+                            "Invalid value: \"{s}\": {path} in body should match '{p}'"
+                        ),
+                        field: path.into(),
+                    }),
+                    _ => {}
+                }
+            }
+            let len = s.chars().count() as u64;
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+                && len > max
+            {
+                out.push(Cause {
+                    reason: "FieldValueTooLong".into(),
+                    message: format!("Too long: may not be more than {max} bytes"),
+                    field: path.into(),
+                });
+            }
+            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+                && len < min
+            {
+                out.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: \"{s}\": {path} in body should be at least {min} chars long"
+                    ),
+                    field: path.into(),
+                });
+            }
+            if let Some(fmt) = schema.get("format").and_then(Value::as_str)
+                && !format_ok(fmt, s)
+            {
+                out.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: \"{s}\": {path} in body must be of type {fmt}: \"{s}\""
+                    ),
+                    field: path.into(),
+                });
+            }
+        }
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            let excl_max = schema.get("exclusiveMaximum").and_then(Value::as_bool) == Some(true);
+            let excl_min = schema.get("exclusiveMinimum").and_then(Value::as_bool) == Some(true);
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+                && (f > max || excl_max && f == max)
+            {
+                let rel = if excl_max {
+                    "less than"
+                } else {
+                    "less than or equal to"
+                };
+                out.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {n}: {path} in body should be {rel} {}",
+                        schema["maximum"]
+                    ),
+                    field: path.into(),
+                });
+            }
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+                && (f < min || excl_min && f == min)
+            {
+                let rel = if excl_min {
+                    "greater than"
+                } else {
+                    "greater than or equal to"
+                };
+                out.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {n}: {path} in body should be {rel} {}",
+                        schema["minimum"]
+                    ),
+                    field: path.into(),
+                });
+            }
+        }
+        Value::Array(items) => {
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                && items.len() as u64 > max
+            {
+                out.push(Cause {
+                    reason: "FieldValueTooMany".into(),
+                    message: format!("Too many: {}: must have at most {max} items", items.len()),
+                    field: path.into(),
+                });
+            }
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && (items.len() as u64) < min
+            {
+                out.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {}: {path} in body should have at least {min} items",
+                        items.len()
+                    ),
+                    field: path.into(),
+                });
+            }
+            if let Some(item_schema) = schema.get("items") {
+                for (i, it) in items.iter().enumerate() {
+                    validate(item_schema, it, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        Value::Object(map) => {
+            validate_object(schema, map, path, out);
+        }
+        _ => {}
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(alts) = schema.get(key).and_then(Value::as_array) {
+            let results: Vec<Vec<Cause>> = alts
+                .iter()
+                .map(|s| {
+                    let mut c = Vec::new();
+                    validate(s, v, path, &mut c);
+                    c
+                })
+                .collect();
+            let passing = results.iter().filter(|r| r.is_empty()).count();
+            match key {
+                "allOf" => out.extend(results.into_iter().flatten()),
+                "anyOf" if passing == 0 => out.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {}: {path} in body must match at least one schema (anyOf)",
+                        shown(v)
+                    ),
+                    field: path.into(),
+                }),
+                "oneOf" if passing != 1 => out.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {}: {path} in body must match exactly one schema (oneOf)",
+                        shown(v)
+                    ),
+                    field: path.into(),
+                }),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn validate_object(schema: &Value, map: &Map<String, Value>, path: &str, out: &mut Vec<Cause>) {
+    if let Some(req) = schema.get("required").and_then(Value::as_array) {
+        for r in req.iter().filter_map(Value::as_str) {
+            if !map.contains_key(r) {
+                out.push(Cause::required(&child(path, r)));
+            }
+        }
+    }
+    if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+        && map.len() as u64 > max
+    {
+        out.push(Cause {
+            reason: "FieldValueTooMany".into(),
+            message: format!("Too many: {}: must have at most {max} items", map.len()),
+            field: path.into(),
+        });
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+    for (k, v) in map {
+        if let Some(sub) = props.and_then(|p| p.get(k)) {
+            validate(sub, v, &child(path, k), out);
+        } else if let Some(add) = additional {
+            validate(add, v, &child(path, k), out);
+        }
+    }
+}
+
+fn format_ok(fmt: &str, s: &str) -> bool {
+    match fmt {
+        "date-time" => chrono::DateTime::parse_from_rfc3339(s).is_ok(),
+        "date" => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok(),
+        "int32" | "int64" => s.parse::<i64>().is_ok(),
+        "byte" => {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD.decode(s).is_ok()
+        }
+        "uuid" => uuid::Uuid::parse_str(s).is_ok(),
+        "ipv4" => s.parse::<std::net::Ipv4Addr>().is_ok(),
+        "ipv6" => s.parse::<std::net::Ipv6Addr>().is_ok(),
+        _ => true,
+    }
+}
+
+/// Prunes a custom resource in place against its version's schema.
+pub fn prune_custom(r: &ResourceInfo, obj: &mut Value) {
+    if let Some(schema) = &r.schema {
+        prune(schema, obj, true);
+    }
+}
+
+/// Validates a custom resource (metadata aside) against its version's schema.
+pub fn validate_custom(r: &ResourceInfo, obj: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    let Some(schema) = &r.schema else {
+        return out;
+    };
+    if let Some(map) = obj.as_object() {
+        let body: Map<String, Value> = map
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut schema = schema.clone();
+        if let Some(req) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            req.retain(|r| !matches!(r.as_str(), Some("apiVersion" | "kind" | "metadata")));
+        }
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            for k in ["apiVersion", "kind", "metadata"] {
+                props.remove(k);
+            }
+        }
+        validate_object(&schema, &body, "", &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "required": ["size"], "properties": {
+                "size": {"type": "integer", "minimum": 1, "maximum": 10},
+                "color": {"type": "string", "enum": ["red", "blue"]},
+                "code": {"type": "string", "pattern": "^[0-9]+$"},
+                "port": {"x-kubernetes-int-or-string": true},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "tags": {"type": "array", "maxItems": 2, "items": {"type": "string"}}
+            }},
+            "status": {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        }})
+    }
+
+    #[test]
+    fn prunes_unknown_fields_but_keeps_preserved_ones() {
+        let mut obj = json!({"apiVersion": "x/v1", "kind": "W", "metadata": {"name": "a"},
+            "spec": {"size": 2, "bogus": 1, "free": {"anything": {"goes": 1}}}, "junk": true});
+        prune(&schema(), &mut obj, true);
+        assert_eq!(
+            obj,
+            json!({"apiVersion": "x/v1", "kind": "W", "metadata": {"name": "a"},
+            "spec": {"size": 2, "free": {"anything": {"goes": 1}}}})
+        );
+    }
+
+    #[test]
+    fn validates_with_kube_messages() {
+        let mut out = Vec::new();
+        let obj = json!({"spec": {"size": "big", "color": "pink", "code": "x1", "port": true,
+                                   "tags": ["a", "b", "c"]}});
+        validate(&schema(), &obj, "", &mut out);
+        let msgs: Vec<String> = out
+            .iter()
+            .map(|c| format!("{}: {}", c.field, c.message))
+            .collect();
+        assert!(msgs.contains(&"spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\"".to_string()), "{msgs:?}");
+        assert!(
+            msgs.contains(
+                &"spec.color: Unsupported value: \"pink\": supported values: \"red\", \"blue\""
+                    .to_string()
+            ),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter().any(|m| m
+                .starts_with("spec.code: Invalid value: \"x1\": spec.code in body should match")),
+            "{msgs:?}"
+        );
+        assert!(msgs.iter().any(|m| m.starts_with("spec.port:")), "{msgs:?}");
+        assert!(
+            msgs.iter().any(|m| m.starts_with("spec.tags: Too many: 3")),
+            "{msgs:?}"
+        );
+        let mut out = Vec::new();
+        validate(&schema(), &json!({"spec": {}}), "", &mut out);
+        assert_eq!(out[0].field, "spec.size");
+        assert_eq!(out[0].message, "Required value");
+        let mut out = Vec::new();
+        validate(&schema(), &json!({"spec": {"size": 11}}), "", &mut out);
+        assert_eq!(
+            out[0].message,
+            "Invalid value: 11: spec.size in body should be less than or equal to 10"
+        );
+    }
+}

@@ -1,0 +1,36 @@
+//! Tidegate's embedded Kubernetes-compatible API server.
+//!
+//! Real `kubectl` and kube-rs clients talk to it over HTTPS as they would to kube-apiserver:
+//! discovery, OpenAPI, the REST verbs on every built-in resource and on custom resources from
+//! CRDs, watches, and `metav1.Status` errors. State lives in SQLite (see [`store`]).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), tidegate_apiserver::ServeError> {
+//! let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config::default()).await?;
+//! println!("serving at {}", server.url);
+//! # Ok(()) }
+//! ```
+
+// ApiError carries a full Status body; it is built on the error path only, so its size does
+// not matter for the happy path.
+#![allow(clippy::result_large_err)]
+
+mod controllers;
+mod crd_schema;
+pub mod discovery;
+pub mod error;
+mod fieldsel;
+mod hooks;
+pub mod http;
+mod objects;
+mod openapi;
+pub mod registry;
+mod rest;
+pub mod route;
+mod server;
+pub mod store;
+pub mod table;
+pub mod tls;
+mod validation;
+
+pub use server::{ApiServer, Config, GIT_VERSION, ServeError, ServerState};

@@ -1,0 +1,16 @@
+//! GET of one object (or its status).
+
+use super::Req;
+use crate::error::{ApiError, ApiResult};
+use axum::http::StatusCode;
+use axum::response::Response;
+
+/// Answers the named object.
+pub fn get(req: &Req, name: &str) -> ApiResult<Response> {
+    let obj = req
+        .state
+        .store
+        .get(&req.key(name))
+        .ok_or_else(|| ApiError::not_found(&req.res.group, &req.res.plural, name))?;
+    Ok(req.respond_object(StatusCode::OK, &obj))
+}

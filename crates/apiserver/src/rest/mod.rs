@@ -1,0 +1,199 @@
+//! The REST verbs on resources: one file per verb, dispatched here.
+
+mod create;
+mod delete;
+mod get;
+mod list;
+mod patch;
+mod scale;
+mod update;
+mod watch;
+pub(crate) mod write;
+
+use crate::error::{ApiError, ApiResult};
+use crate::http::{Negotiated, respond};
+use crate::registry::storage_resource;
+use crate::route::ResourcePath;
+use crate::server::ServerState;
+use crate::store::Key;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::Response;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tidegate_schema::ResourceInfo;
+
+/// One resource request, resolved against the catalogue.
+pub struct Req {
+    /// Server state.
+    pub state: Arc<ServerState>,
+    /// The resource addressed.
+    pub res: Arc<ResourceInfo>,
+    /// The parsed path.
+    pub path: ResourcePath,
+    /// Query parameters.
+    pub query: HashMap<String, String>,
+    /// Request headers.
+    pub headers: HeaderMap,
+    /// What the client accepts.
+    pub neg: Negotiated,
+}
+
+impl Req {
+    /// The storage resource (`group/plural`).
+    pub fn storage(&self) -> String {
+        storage_resource(&self.res)
+    }
+
+    /// The namespace of this request ("" for cluster-scoped).
+    pub fn namespace(&self) -> &str {
+        if self.res.namespaced {
+            self.path.namespace.as_deref().unwrap_or("")
+        } else {
+            ""
+        }
+    }
+
+    /// The key of the named object.
+    pub fn key(&self, name: &str) -> Key {
+        Key::new(&self.storage(), self.namespace(), name)
+    }
+
+    /// A query parameter.
+    pub fn q(&self, name: &str) -> Option<&str> {
+        self.query.get(name).map(String::as_str)
+    }
+
+    /// Whether `dryRun=All` was asked; other values are 400.
+    pub fn dry_run(&self) -> ApiResult<bool> {
+        match self.q("dryRun") {
+            None | Some("") => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "Invalid dryRun value: \"{other}\": supported values: \"All\""
+            ))),
+        }
+    }
+
+    /// The object as this request's version presents it.
+    pub fn present(&self, obj: &Value) -> Value {
+        let mut out = obj.clone();
+        if let Some(m) = out.as_object_mut() {
+            m.insert("apiVersion".into(), Value::String(self.res.api_version()));
+            m.insert("kind".into(), Value::String(self.res.kind.clone()));
+        }
+        out
+    }
+
+    /// Answers with one object, as a Table when asked for one.
+    pub fn respond_object(&self, status: StatusCode, obj: &Value) -> Response {
+        let shown = self.present(obj);
+        if self.neg.table {
+            let table = crate::table::to_table(
+                &self.res,
+                &[&shown],
+                serde_json::json!({"resourceVersion": obj.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)}),
+                self.q("includeObject").unwrap_or("Metadata"),
+                true,
+            );
+            return respond(status, &table, self.neg.format);
+        }
+        respond(status, &shown, self.neg.format)
+    }
+}
+
+fn require_verb(res: &ResourceInfo, verb: &str) -> ApiResult<()> {
+    if res.has_verb(verb) {
+        Ok(())
+    } else {
+        Err(ApiError::method_not_allowed())
+    }
+}
+
+/// Handles one resource request.
+pub async fn handle(req: Req, method: Method, body: Body) -> ApiResult<Response> {
+    if req.res.namespaced && req.path.namespace.is_none() {
+        // Collections of namespaced resources can be listed and watched across namespaces;
+        // everything else needs a namespace in the path.
+        let cross_namespace_read = method == Method::GET && req.path.name.is_none();
+        if !cross_namespace_read {
+            return Err(ApiError::not_found_path());
+        }
+    }
+    if !req.res.namespaced && req.path.namespace.is_some() {
+        return Err(ApiError::not_found_path());
+    }
+    let name = req.path.name.clone();
+    let sub = req.path.subresource.clone();
+    if let Some(s) = &sub
+        && req.res.subresource(s).is_none()
+    {
+        return Err(ApiError::not_found_path());
+    }
+    let watching = req.path.watch_prefix || matches!(req.q("watch"), Some("true") | Some("1"));
+    match (method.as_str(), name, sub.as_deref()) {
+        ("GET", None, None) if watching => {
+            require_verb(&req.res, "watch")?;
+            watch::watch(req).await
+        }
+        ("GET", None, None) => {
+            require_verb(&req.res, "list")?;
+            list::list(&req)
+        }
+        ("GET", Some(name), None) if watching => {
+            require_verb(&req.res, "watch")?;
+            let mut req = req;
+            let sel = format!("metadata.name={name}");
+            let merged = match req.query.get("fieldSelector") {
+                Some(existing) if !existing.is_empty() => format!("{existing},{sel}"),
+                _ => sel,
+            };
+            req.query.insert("fieldSelector".into(), merged);
+            req.path.name = None;
+            watch::watch(req).await
+        }
+        ("GET", Some(name), None) => {
+            require_verb(&req.res, "get")?;
+            get::get(&req, &name)
+        }
+        ("GET", Some(name), Some("status")) => get::get(&req, &name),
+        ("GET", Some(name), Some("scale")) => scale::get(&req, &name),
+        ("POST", None, None) => {
+            require_verb(&req.res, "create")?;
+            let body = crate::http::read_body(body).await?;
+            create::create(&req, &body)
+        }
+        ("PUT", Some(name), sub) => {
+            if sub.is_none() {
+                require_verb(&req.res, "update")?;
+            }
+            let body = crate::http::read_body(body).await?;
+            match sub {
+                Some("scale") => scale::update(&req, &name, &body),
+                _ => update::update(&req, &name, sub, &body),
+            }
+        }
+        ("PATCH", Some(name), sub) => {
+            if sub.is_none() {
+                require_verb(&req.res, "patch")?;
+            }
+            let body = crate::http::read_body(body).await?;
+            match sub {
+                Some("scale") => scale::patch(&req, &name, &body),
+                _ => patch::patch(&req, &name, sub, &body),
+            }
+        }
+        ("DELETE", Some(name), None) => {
+            require_verb(&req.res, "delete")?;
+            let body = crate::http::read_body(body).await?;
+            delete::delete(&req, &name, &body)
+        }
+        ("DELETE", None, None) => {
+            require_verb(&req.res, "deletecollection")?;
+            let body = crate::http::read_body(body).await?;
+            delete::delete_collection(&req, &body)
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}

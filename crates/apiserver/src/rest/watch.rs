@@ -1,0 +1,219 @@
+//! Watches: a stream of `{"type": …, "object": …}` lines, started from a resourceVersion, from
+//! the current state, or with `sendInitialEvents`.
+
+use super::Req;
+use super::list::Selectors;
+use crate::error::{ApiError, ApiResult};
+use crate::store::{EventType, StoreEvent};
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+
+const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
+const DEFAULT_TIMEOUT: u64 = 1800;
+
+struct Watcher {
+    req: Req,
+    sel: Selectors,
+    storage: String,
+    namespace: Option<String>,
+    headers_sent: bool,
+}
+
+impl Watcher {
+    fn selects(&self, obj: &Value) -> bool {
+        self.sel.matches(obj)
+    }
+
+    fn in_scope(&self, e: &StoreEvent) -> bool {
+        e.key.resource == self.storage
+            && self
+                .namespace
+                .as_deref()
+                .is_none_or(|ns| e.key.namespace == ns)
+    }
+
+    /// The event type this watcher reports for a store event, if any.
+    fn translate(&self, e: &StoreEvent) -> Option<&'static str> {
+        if !self.in_scope(e) {
+            return None;
+        }
+        let was = e.prev.as_deref().is_some_and(|p| self.selects(p));
+        match e.kind {
+            EventType::Deleted => was.then_some("DELETED"),
+            EventType::Added => self.selects(&e.object).then_some("ADDED"),
+            EventType::Modified => match (was, self.selects(&e.object)) {
+                (true, true) => Some("MODIFIED"),
+                (false, true) => Some("ADDED"),
+                (true, false) => Some("DELETED"),
+                (false, false) => None,
+            },
+        }
+    }
+
+    fn line(&mut self, type_: &str, obj: &Value) -> Bytes {
+        let shown = self.req.present(obj);
+        let object = if self.req.neg.table {
+            let rv = obj
+                .pointer("/metadata/resourceVersion")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let t = crate::table::to_table(
+                &self.req.res,
+                &[&shown],
+                json!({"resourceVersion": rv}),
+                self.req.q("includeObject").unwrap_or("Metadata"),
+                !self.headers_sent,
+            );
+            self.headers_sent = true;
+            t
+        } else {
+            shown
+        };
+        let mut s = json!({"type": type_, "object": object}).to_string();
+        s.push('\n');
+        Bytes::from(s)
+    }
+
+    fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
+        let mut meta = json!({"resourceVersion": rv.to_string()});
+        if initial_end {
+            meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let mut s = json!({"type": "BOOKMARK", "object": {
+            "kind": self.req.res.kind, "apiVersion": self.req.res.api_version(), "metadata": meta}})
+        .to_string();
+        s.push('\n');
+        Bytes::from(s)
+    }
+}
+
+/// Starts a watch and answers with the streaming response.
+pub async fn watch(req: Req) -> ApiResult<Response> {
+    let sel = Selectors::from_req(&req)?;
+    let rv_param = req.q("resourceVersion").unwrap_or("").to_string();
+    let send_initial = match req.q("sendInitialEvents") {
+        Some("true") => true,
+        Some("false") | None | Some("") => false,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "sendInitialEvents: Invalid value: \"{other}\""
+            )));
+        }
+    };
+    let bookmarks = req.q("allowWatchBookmarks") == Some("true");
+    if send_initial && !bookmarks {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "ListOptions",
+            "",
+            vec![crate::error::Cause::forbidden(
+                "allowWatchBookmarks",
+                "allowWatchBookmarks required when sendInitialEvents is set",
+            )],
+        ));
+    }
+    let timeout = req
+        .q("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .unwrap_or(DEFAULT_TIMEOUT);
+    let storage = req.storage();
+    let namespace = req.path.namespace.clone().filter(|_| req.res.namespaced);
+    let store = req.state.store.clone();
+    // Initial objects (synthetic ADDED events) and where the live stream starts.
+    let (initial, backlog, rx, start_rv) = if rv_param.is_empty() || rv_param == "0" || send_initial
+    {
+        let (items, rv, rx) = store.snapshot_and_watch(&storage, namespace.as_deref());
+        (
+            items.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+            Vec::new(),
+            rx,
+            rv,
+        )
+    } else {
+        let from = rv_param.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!(
+                "resourceVersion: Invalid value: \"{rv_param}\": must be an integer"
+            ))
+        })?;
+        let (backlog, rx) = store.watch_from(from)?;
+        (Vec::new(), backlog, rx, from)
+    };
+    let mut w = Watcher {
+        req,
+        sel,
+        storage,
+        namespace,
+        headers_sent: false,
+    };
+    let (tx, body_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(256);
+    tokio::spawn(async move {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
+        let mut last_rv = start_rv;
+        for obj in &initial {
+            if w.selects(obj) {
+                let line = w.line("ADDED", obj);
+                if tx.send(Ok(line)).await.is_err() {
+                    return;
+                }
+            }
+        }
+        if send_initial {
+            let b = w.bookmark(start_rv, true);
+            if tx.send(Ok(b)).await.is_err() {
+                return;
+            }
+        }
+        for e in &backlog {
+            last_rv = e.rv;
+            if let Some(t) = w.translate(e) {
+                let line = w.line(t, &e.object);
+                if tx.send(Ok(line)).await.is_err() {
+                    return;
+                }
+            }
+        }
+        let mut rx: broadcast::Receiver<Arc<StoreEvent>> = rx;
+        let mut tick =
+            tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => return,
+                _ = tx.closed() => return,
+                _ = tick.tick(), if bookmarks => {
+                    let b = w.bookmark(last_rv, false);
+                    if tx.send(Ok(b)).await.is_err() { return; }
+                }
+                ev = rx.recv() => match ev {
+                    Ok(e) => {
+                        if e.rv <= last_rv { continue; }
+                        last_rv = e.rv;
+                        if let Some(t) = w.translate(&e) {
+                            let line = w.line(t, &e.object);
+                            if tx.send(Ok(line)).await.is_err() { return; }
+                        }
+                    }
+                    // A watcher that fell behind the broadcast buffer is ended; the client
+                    // resumes from its last resourceVersion.
+                    Err(_) => return,
+                }
+            }
+        }
+    });
+    let mut resp = (
+        StatusCode::OK,
+        Body::from_stream(ReceiverStream::new(body_rx)),
+    )
+        .into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(resp)
+}

@@ -1,0 +1,360 @@
+//! The write path shared by create, update and patch: identity checks, metadata rules,
+//! generation, status handling, validation, and the commit.
+
+use super::Req;
+use crate::error::{ApiError, ApiResult, Cause};
+use crate::hooks;
+use crate::objects::{self, finalizers, meta_mut, meta_str};
+use crate::store::{Change, Outcome};
+use crate::validation::{name_rule, validate_metadata_maps, validate_name};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Which part of the object a write addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The object itself (status is kept when the resource has a status subresource).
+    Main,
+    /// The `status` subresource: only status changes.
+    Status,
+    /// A namespace's `finalize` subresource: only `spec.finalizers` changes.
+    Finalize,
+}
+
+impl Part {
+    /// The part named by a subresource path segment.
+    pub fn of(sub: Option<&str>) -> ApiResult<Part> {
+        match sub {
+            None => Ok(Part::Main),
+            Some("status") => Ok(Part::Status),
+            Some("finalize") => Ok(Part::Finalize),
+            Some(_) => Err(ApiError::method_not_allowed()),
+        }
+    }
+}
+
+/// Checks `apiVersion` and `kind` of a body against the endpoint, filling them when absent.
+pub fn check_type(req: &Req, obj: &mut Value) -> ApiResult<()> {
+    let want_av = req.res.api_version();
+    match obj.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => {
+            obj["apiVersion"] = json!(want_av);
+        }
+        Some(av) if av == want_av => {}
+        Some(av) => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({av}) does not match the expected API version ({want_av})"
+            )));
+        }
+    }
+    match obj.get("kind").and_then(Value::as_str) {
+        None | Some("") => {
+            obj["kind"] = json!(req.res.kind);
+        }
+        Some(k) if k == req.res.kind => {}
+        Some(k) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                req.res.kind
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_namespace_field(req: &Req, obj: &mut Value) -> ApiResult<()> {
+    let url_ns = req.namespace().to_string();
+    let meta = meta_mut(obj);
+    if req.res.namespaced {
+        match meta.get("namespace").and_then(Value::as_str) {
+            None | Some("") => {
+                meta.insert("namespace".into(), json!(url_ns));
+            }
+            Some(ns) if ns == url_ns => {}
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        }
+    } else {
+        meta.remove("namespace");
+    }
+    Ok(())
+}
+
+fn validate(req: &Req, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
+    let name = meta_str(obj, "name").unwrap_or("").to_string();
+    let mut causes = objects::metadata_type_causes(obj);
+    if old.is_none() {
+        causes.extend(validate_name(
+            &name,
+            name_rule(&req.res.group, &req.res.kind),
+            "metadata.name",
+        ));
+    }
+    if let Some(meta) = obj.get("metadata") {
+        causes.extend(validate_metadata_maps(meta));
+    }
+    causes.extend(hooks::validate(&req.state, &req.res, obj, old));
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            &req.res.group,
+            &req.res.kind,
+            &name,
+            causes,
+        ))
+    }
+}
+
+/// Creates an object (the body already decoded). Returns the stored (or, for dry runs, the
+/// would-be) object.
+pub fn create(req: &Req, mut obj: Value) -> ApiResult<Arc<Value>> {
+    check_type(req, &mut obj)?;
+    check_namespace_field(req, &mut obj)?;
+    let dry_run = req.dry_run()?;
+    let mut name = meta_str(&obj, "name").unwrap_or("").to_string();
+    if name.is_empty() {
+        let generate = meta_str(&obj, "generateName").unwrap_or("").to_string();
+        if generate.is_empty() {
+            return Err(ApiError::invalid(
+                &req.res.group,
+                &req.res.kind,
+                "",
+                vec![Cause {
+                    reason: "FieldValueRequired".into(),
+                    message: "Required value: name or generateName is required".into(),
+                    field: "metadata.name".into(),
+                }],
+            ));
+        }
+        name = format!("{generate}{}", objects::random_suffix());
+        meta_mut(&mut obj).insert("name".into(), json!(name));
+    }
+    {
+        let meta = meta_mut(&mut obj);
+        for f in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "selfLink",
+        ] {
+            meta.remove(f);
+        }
+    }
+    if req.res.subresource("status").is_some()
+        && let Some(m) = obj.as_object_mut()
+    {
+        m.remove("status");
+    }
+    hooks::prepare_create(&req.res, &mut obj);
+    validate(req, &obj, None)?;
+    if req.res.namespaced {
+        objects::check_namespace(&req.state.store, req.namespace(), &req.storage())?;
+    }
+    {
+        let tracks = objects::tracks_generation(&req.res);
+        let meta = meta_mut(&mut obj);
+        meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+        meta.insert("creationTimestamp".into(), json!(objects::now()));
+        if tracks {
+            meta.insert("generation".into(), json!(1));
+        }
+    }
+    let obj = hooks::normalize(obj);
+    let key = req.key(&name);
+    if dry_run {
+        if req.state.store.get(&key).is_some() {
+            return Err(ApiError::already_exists(
+                &req.res.group,
+                &req.res.plural,
+                &name,
+            ));
+        }
+        return Ok(Arc::new(obj));
+    }
+    let out = req.state.store.mutate(&key, |cur| {
+        if cur.is_some() {
+            return Err(ApiError::already_exists(
+                &req.res.group,
+                &req.res.plural,
+                &name,
+            ));
+        }
+        Ok(Change::Put(obj))
+    })?;
+    let stored = out
+        .object
+        .ok_or_else(|| ApiError::internal("create stored no object"))?;
+    hooks::after_write(&req.state, &req.res, &stored, false);
+    Ok(stored)
+}
+
+/// Carries server-owned metadata from `old` into `new` and applies the part's rules.
+fn merge_for_update(req: &Req, part: Part, old: &Value, mut new: Value) -> ApiResult<Value> {
+    check_type(req, &mut new)?;
+    let name = meta_str(old, "name").unwrap_or("").to_string();
+    if let Some(n) = meta_str(&new, "name")
+        && n != name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({name})"
+        )));
+    }
+    check_namespace_field(req, &mut new)?;
+    if let Some(rv) = meta_str(&new, "resourceVersion")
+        && !rv.is_empty()
+        && Some(rv) != meta_str(old, "resourceVersion")
+    {
+        return Err(ApiError::stale(&req.res.group, &req.res.plural, &name));
+    }
+    let mut next = match part {
+        Part::Main => {
+            let mut next = new;
+            if req.res.subresource("status").is_some() {
+                match old.get("status") {
+                    Some(s) => next["status"] = s.clone(),
+                    None => {
+                        if let Some(m) = next.as_object_mut() {
+                            m.remove("status");
+                        }
+                    }
+                }
+            }
+            next
+        }
+        Part::Status => {
+            let mut next = old.clone();
+            match new.get("status") {
+                Some(s) => next["status"] = s.clone(),
+                None => {
+                    if let Some(m) = next.as_object_mut() {
+                        m.remove("status");
+                    }
+                }
+            }
+            next
+        }
+        Part::Finalize => {
+            let mut next = old.clone();
+            next["spec"]["finalizers"] = new
+                .pointer("/spec/finalizers")
+                .cloned()
+                .unwrap_or(json!([]));
+            next
+        }
+    };
+    {
+        let old_meta = old.get("metadata").cloned().unwrap_or(json!({}));
+        let meta = meta_mut(&mut next);
+        meta.insert("name".into(), json!(name));
+        for f in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ] {
+            match old_meta.get(f) {
+                Some(v) => {
+                    meta.insert(f.into(), v.clone());
+                }
+                None => {
+                    meta.remove(f);
+                }
+            }
+        }
+        meta.insert(
+            "resourceVersion".into(),
+            old_meta
+                .get("resourceVersion")
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+    }
+    if objects::tracks_generation(&req.res) && objects::spec_changed(old, &next) {
+        let g = old
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        meta_mut(&mut next).insert("generation".into(), json!(g + 1));
+    }
+    if meta_str(old, "deletionTimestamp").is_some() {
+        let before = finalizers(old);
+        let added: Vec<String> = finalizers(&next)
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
+        if !added.is_empty() {
+            return Err(ApiError::invalid(
+                &req.res.group,
+                &req.res.kind,
+                &name,
+                vec![Cause::forbidden(
+                    "metadata.finalizers",
+                    "no new finalizers can be added if the object is being deleted",
+                )],
+            ));
+        }
+    }
+    Ok(next)
+}
+
+/// Updates an object: `propose` turns the current object into the client's proposal (a PUT
+/// body, or the result of applying a patch); the server's rules are applied on top.
+pub fn update(
+    req: &Req,
+    name: &str,
+    part: Part,
+    propose: impl FnOnce(&Value) -> ApiResult<Value>,
+) -> ApiResult<Arc<Value>> {
+    let dry_run = req.dry_run()?;
+    let key = req.key(name);
+    let decide = |cur: Option<&Arc<Value>>| -> ApiResult<(Change, Option<Value>)> {
+        let Some(cur) = cur else {
+            return Err(ApiError::not_found(&req.res.group, &req.res.plural, name));
+        };
+        let proposal = propose(cur)?;
+        let mut next = merge_for_update(req, part, cur, proposal)?;
+        hooks::prepare_update(&req.res, cur, &mut next);
+        validate(req, &next, Some(cur))?;
+        let next = hooks::normalize(next);
+        if next == **cur {
+            return Ok((Change::Keep, None));
+        }
+        if meta_str(&next, "deletionTimestamp").is_some()
+            && finalizers(&next).is_empty()
+            && !hooks::blocks_removal(&req.res, &next)
+        {
+            return Ok((Change::Delete, Some(next)));
+        }
+        Ok((Change::Put(next), None))
+    };
+    if dry_run {
+        let cur = req.state.store.get(&key);
+        return match decide(cur.as_ref())? {
+            (Change::Put(v), _) => Ok(Arc::new(v)),
+            (Change::Delete, Some(v)) => Ok(Arc::new(v)),
+            _ => cur.ok_or_else(|| ApiError::not_found(&req.res.group, &req.res.plural, name)),
+        };
+    }
+    let mut deleted_state = None;
+    let out: Outcome = req.state.store.mutate(&key, |cur| {
+        let (change, last) = decide(cur)?;
+        deleted_state = last;
+        Ok::<_, ApiError>(change)
+    })?;
+    let stored = out
+        .object
+        .ok_or_else(|| ApiError::internal("update stored no object"))?;
+    let deleted = deleted_state.is_some();
+    if out.written {
+        hooks::after_write(&req.state, &req.res, &stored, deleted);
+    }
+    Ok(stored)
+}

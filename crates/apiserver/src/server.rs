@@ -1,0 +1,391 @@
+//! The server: configuration, start-up, the accept loop (TLS, HTTP/1.1 and HTTP/2), bearer
+//! authentication and routing.
+
+use crate::error::ApiError;
+use crate::http::{self, negotiate, respond};
+use crate::registry::Registry;
+use crate::route::{self, Route};
+use crate::store::{Key, Store, StoreError};
+use crate::tls::{self, Credentials, TlsError};
+use axum::body::Body;
+use axum::http::{HeaderValue, Request, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// The Kubernetes version this server presents.
+pub const GIT_VERSION: &str = "v1.35.0";
+
+/// How to run the server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where state, credentials and the kubeconfig live; `None` keeps everything in memory.
+    pub data_dir: Option<PathBuf>,
+    /// Address to listen on; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Serve HTTPS (the default) or plain HTTP.
+    pub tls: bool,
+    /// How many recent changes watches can resume from; older resourceVersions get 410.
+    pub watch_history: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: None,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            tls: true,
+            watch_history: 100_000,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The store could not be opened.
+    #[error("opening the store: {0}")]
+    Store(#[from] StoreError),
+    /// Credentials could not be made.
+    #[error("{0}")]
+    Tls(#[from] TlsError),
+    /// Listening or the data directory failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// State shared by every request and the server's own controllers.
+pub struct ServerState {
+    /// The object store.
+    pub store: Arc<Store>,
+    /// What is served.
+    pub registry: Registry,
+    token: String,
+    /// Requests served, for benchmarks and `/metrics`.
+    pub requests: AtomicU64,
+}
+
+impl ServerState {
+    /// Serves (or stops serving) the resources a CRD declares.
+    pub fn sync_crd(&self, crd: &Value, deleted: bool) {
+        let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) else {
+            return;
+        };
+        if deleted {
+            self.registry.set_crd(name, Vec::new());
+            return;
+        }
+        match tidegate_schema::crd::resources_from_crd(crd) {
+            Ok(res) => self.registry.set_crd(name, res),
+            Err(e) => tracing::warn!(crd = name, error = %e, "CRD not served"),
+        }
+    }
+}
+
+/// A running server.
+pub struct ApiServer {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    /// `https://127.0.0.1:<port>` (or `http://`).
+    pub url: String,
+    /// The admin kubeconfig's text.
+    pub kubeconfig: String,
+    /// Where the kubeconfig was written (with a data directory).
+    pub kubeconfig_path: Option<PathBuf>,
+    /// The serving credentials (CA for clients, admin token).
+    pub credentials: Credentials,
+    state: Arc<ServerState>,
+    shutdown: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError {
+    let what = what.into();
+    move |source| ServeError::Io { what, source }
+}
+
+impl ApiServer {
+    /// Opens the store, writes credentials and kubeconfig, and starts serving.
+    pub async fn start(config: Config) -> Result<ApiServer, ServeError> {
+        if let Some(dir) = &config.data_dir {
+            std::fs::create_dir_all(dir)
+                .map_err(io_err(format!("creating data directory {}", dir.display())))?;
+        }
+        let store = Arc::new(
+            Store::open(config.data_dir.as_deref())?.with_log_capacity(config.watch_history),
+        );
+        let credentials = tls::load_or_create(config.data_dir.as_deref())?;
+        let state = Arc::new(ServerState {
+            store,
+            registry: Registry::new(),
+            token: credentials.token.clone(),
+            requests: AtomicU64::new(0),
+        });
+        bootstrap(&state);
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(io_err(format!("listening on {}", config.listen)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(io_err("reading the bound address"))?;
+        let scheme = if config.tls { "https" } else { "http" };
+        let url = format!("{scheme}://{addr}");
+        let kubeconfig = tls::kubeconfig(&url, &credentials, config.tls);
+        let kubeconfig_path = match &config.data_dir {
+            Some(dir) => {
+                let p = dir.join("kubeconfig");
+                tls::write_kubeconfig(&p, &kubeconfig)?;
+                Some(p)
+            }
+            None => None,
+        };
+        let acceptor = if config.tls {
+            Some(tokio_rustls::TlsAcceptor::from(tls::server_config(
+                &credentials,
+            )?))
+        } else {
+            None
+        };
+        let (shutdown, mut shutdown_rx) = watch::channel(false);
+        tokio::spawn(crate::controllers::run(state.clone()));
+        let serve_state = state.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = shutdown_rx.changed() => return,
+                    accepted = listener.accept() => {
+                        let Ok((tcp, _)) = accepted else { continue };
+                        let _ = tcp.set_nodelay(true);
+                        let st = serve_state.clone();
+                        let acceptor = acceptor.clone();
+                        let mut stop = shutdown_rx.clone();
+                        tokio::spawn(async move {
+                            let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                                let st = st.clone();
+                                async move { Ok::<_, std::convert::Infallible>(handle(st, req.map(Body::new)).await) }
+                            });
+                            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                            match acceptor {
+                                Some(acc) => {
+                                    let Ok(tls) = acc.accept(tcp).await else { return };
+                                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), svc);
+                                    tokio::select! { _ = conn => {}, _ = stop.changed() => {} }
+                                }
+                                None => {
+                                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc);
+                                    tokio::select! { _ = conn => {}, _ = stop.changed() => {} }
+                                }
+                            }
+                        });
+                    }
+                }
+            }
+        });
+        Ok(ApiServer {
+            addr,
+            url,
+            kubeconfig,
+            kubeconfig_path,
+            credentials,
+            state,
+            shutdown,
+            task,
+        })
+    }
+
+    /// The shared state (for tests and the embedding binary; controllers use HTTP).
+    pub fn state(&self) -> Arc<ServerState> {
+        self.state.clone()
+    }
+
+    /// Stops accepting and closes open connections.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown.send(true);
+        let _ = self.task.await;
+    }
+}
+
+/// The namespaces every cluster starts with, and the CRDs already stored.
+fn bootstrap(state: &ServerState) {
+    for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        let key = Key::new("/namespaces", "", ns);
+        let _ = state.store.mutate::<StoreError>(&key, |cur| {
+            if cur.is_some() {
+                return Ok(crate::store::Change::Keep);
+            }
+            Ok(crate::store::Change::Put(json!({
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": ns,
+                    "uid": uuid::Uuid::new_v4().to_string(),
+                    "creationTimestamp": crate::objects::now(),
+                    "labels": {"kubernetes.io/metadata.name": ns},
+                },
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            })))
+        });
+    }
+    let (crds, _) = state
+        .store
+        .list("apiextensions.k8s.io/customresourcedefinitions", None, None);
+    for (_, crd) in crds {
+        state.sync_crd(&crd, false);
+    }
+}
+
+fn authorized(state: &ServerState, req: &Request<Body>) -> bool {
+    let Some(h) = req.headers().get(header::AUTHORIZATION) else {
+        return false;
+    };
+    let Ok(s) = h.to_str() else { return false };
+    match s.strip_prefix("Bearer ") {
+        Some(t) => constant_time_eq(t.trim().as_bytes(), state.token.as_bytes()),
+        None => false,
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn version_body() -> Value {
+    json!({
+        "major": "1",
+        "minor": "35",
+        "emulationMajor": "1",
+        "emulationMinor": "35",
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": "34",
+        "gitVersion": GIT_VERSION,
+        "gitCommit": "tidegate",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "n/a (tidegate, Rust)",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, if std::env::consts::ARCH == "x86_64" { "amd64" } else { std::env::consts::ARCH }),
+    })
+}
+
+async fn handle(state: Arc<ServerState>, req: Request<Body>) -> Response {
+    state.requests.fetch_add(1, Ordering::Relaxed);
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let resp = match route(&state, req).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    };
+    tracing::debug!(%method, %path, status = resp.status().as_u16(), "request");
+    resp
+}
+
+async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response, ApiError> {
+    let route = route::parse(req.uri().path());
+    match route {
+        Some(Route::Health) => return Ok((StatusCode::OK, "ok").into_response()),
+        Some(Route::Version) => {
+            return Ok(respond(StatusCode::OK, &version_body(), http::Format::Json));
+        }
+        _ => {}
+    }
+    if !authorized(state, &req) {
+        return Err(ApiError::unauthorized());
+    }
+    let neg = negotiate(req.headers());
+    let cat = state.registry.snapshot();
+    let Some(route) = route else {
+        return Err(ApiError::not_found_path());
+    };
+    let discovery_json = |v: &Value| respond(StatusCode::OK, v, http::Format::Json);
+    match route {
+        Route::CoreVersions | Route::Groups => {
+            let core = route == Route::CoreVersions;
+            if let Some(ver) = neg.aggregated {
+                let body = crate::discovery::aggregated(&cat, core, ver);
+                let mut resp = discovery_json(&body);
+                let ct = format!(
+                    "application/json;g=apidiscovery.k8s.io;v={ver};as=APIGroupDiscoveryList"
+                );
+                if let Ok(v) = HeaderValue::from_str(&ct) {
+                    resp.headers_mut().insert(header::CONTENT_TYPE, v);
+                }
+                resp.headers_mut()
+                    .insert(header::VARY, HeaderValue::from_static("Accept"));
+                return Ok(resp);
+            }
+            let body = if core {
+                crate::discovery::core_versions()
+            } else {
+                crate::discovery::group_list(&cat)
+            };
+            Ok(discovery_json(&body))
+        }
+        Route::Group(g) => crate::discovery::group(&cat, &g)
+            .map(|v| discovery_json(&v))
+            .ok_or_else(ApiError::not_found_path),
+        Route::ResourceList { group, version } => {
+            crate::discovery::resource_list(&cat, &group, &version)
+                .map(|v| discovery_json(&v))
+                .ok_or_else(ApiError::not_found_path)
+        }
+        Route::OpenApiV2 => {
+            if neg.unacceptable {
+                let accept = req
+                    .headers()
+                    .get(header::ACCEPT)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                return Err(ApiError::not_acceptable(&accept));
+            }
+            Ok(discovery_json(&crate::openapi::v2(&cat)))
+        }
+        Route::OpenApiV3Root => {
+            let hash = format!(
+                "{:016X}",
+                cat.resources.len() as u64 * 1_000_003 + state.registry.generation()
+            );
+            Ok(discovery_json(&crate::openapi::v3_root(&cat, &hash)))
+        }
+        Route::OpenApiV3 { group, version } => crate::openapi::v3(&cat, &group, &version)
+            .map(|v| discovery_json(&v))
+            .ok_or_else(ApiError::not_found_path),
+        Route::Resource(path) => {
+            let Some(res) = cat.lookup(&path.group, &path.version, &path.plural) else {
+                return Err(ApiError::not_found_path());
+            };
+            if neg.unacceptable {
+                let accept = req
+                    .headers()
+                    .get(header::ACCEPT)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                return Err(ApiError::not_acceptable(&accept));
+            }
+            let (parts, body) = req.into_parts();
+            let r = crate::rest::Req {
+                state: state.clone(),
+                res,
+                path,
+                query: http::query(&parts.uri),
+                headers: parts.headers,
+                neg,
+            };
+            crate::rest::handle(r, parts.method, body).await
+        }
+        Route::Health | Route::Version => Err(ApiError::not_found_path()),
+    }
+}

@@ -1,0 +1,596 @@
+//! The object store: SQLite (WAL) for durability, an in-memory index for reads, and a bounded
+//! event log that feeds watches.
+//!
+//! One global revision counter is every object's `resourceVersion`. A write is acknowledged only
+//! after its SQLite transaction has committed, so acknowledged writes survive `kill -9` (WAL with
+//! `synchronous=NORMAL` is durable across process crashes; see `docs/architecture.md`).
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::broadcast;
+
+/// Where an object lives: storage resource (`group/plural`), namespace (empty when
+/// cluster-scoped) and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    /// `group/plural`, for example `apps/deployments` or `/configmaps`.
+    pub resource: String,
+    /// Namespace, empty for cluster-scoped objects.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl Key {
+    /// Builds a key.
+    pub fn new(resource: &str, namespace: &str, name: &str) -> Key {
+        Key {
+            resource: resource.to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+}
+
+/// What happened to an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// Created.
+    Added,
+    /// Changed.
+    Modified,
+    /// Removed.
+    Deleted,
+}
+
+impl EventType {
+    /// The watch event type string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change, as watches see it.
+#[derive(Debug)]
+pub struct StoreEvent {
+    /// The revision of the change.
+    pub rv: u64,
+    /// What happened.
+    pub kind: EventType,
+    /// Which object.
+    pub key: Key,
+    /// The object after the change (for deletions: its last state, stamped with the deletion's
+    /// revision).
+    pub object: Arc<Value>,
+    /// The object before the change, if it existed.
+    pub prev: Option<Arc<Value>>,
+}
+
+/// What a mutation closure asks the store to do.
+pub enum Change {
+    /// Store this object (create or replace).
+    Put(Value),
+    /// Remove the object.
+    Delete,
+    /// Write nothing and keep the current object.
+    Keep,
+}
+
+/// What a mutation did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The object now stored (`Put`), removed (`Delete`) or unchanged (`Keep`).
+    pub object: Option<Arc<Value>>,
+    /// Whether anything was written.
+    pub written: bool,
+    /// Whether the object did not exist before.
+    pub created: bool,
+}
+
+/// A failure of the store itself (not of the request).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("storage error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// Stored data could not be decoded.
+    #[error("corrupt stored object {0}: {1}")]
+    Corrupt(String, String),
+    /// A watch asked for history the log no longer holds.
+    #[error("too old resource version: {requested} ({oldest})")]
+    Expired {
+        /// The revision asked for.
+        requested: u64,
+        /// The oldest revision still available.
+        oldest: u64,
+    },
+}
+
+struct Index {
+    objects: BTreeMap<Key, Arc<Value>>,
+    by_uid: HashMap<String, Key>,
+    dependents: HashMap<String, BTreeSet<Key>>,
+    per_namespace: HashMap<String, usize>,
+    rv: u64,
+    log: VecDeque<Arc<StoreEvent>>,
+    /// Every revision above this one is in `log`.
+    log_floor: u64,
+}
+
+/// Logged events after a revision, and the receiver for everything later.
+pub type WatchStart = (Vec<Arc<StoreEvent>>, broadcast::Receiver<Arc<StoreEvent>>);
+
+/// A resource's current objects, the revision they are at, and the receiver for later changes.
+pub type Snapshot = (
+    Vec<(Key, Arc<Value>)>,
+    u64,
+    broadcast::Receiver<Arc<StoreEvent>>,
+);
+
+/// The store. Cheap to share behind an `Arc`.
+pub struct Store {
+    writer: Mutex<Option<Connection>>,
+    index: RwLock<Index>,
+    events: broadcast::Sender<Arc<StoreEvent>>,
+    log_capacity: usize,
+}
+
+fn uid_of(v: &Value) -> Option<&str> {
+    v.pointer("/metadata/uid").and_then(Value::as_str)
+}
+
+fn owner_uids(v: &Value) -> Vec<String> {
+    v.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map(|refs| {
+            refs.iter()
+                .filter_map(|r| r.get("uid").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Index {
+    fn unlink(&mut self, key: &Key, old: &Value) {
+        if let Some(n) = self.per_namespace.get_mut(&key.namespace) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.per_namespace.remove(&key.namespace);
+            }
+        }
+        if let Some(uid) = uid_of(old) {
+            self.by_uid.remove(uid);
+        }
+        for owner in owner_uids(old) {
+            if let Some(set) = self.dependents.get_mut(&owner) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.dependents.remove(&owner);
+                }
+            }
+        }
+    }
+
+    fn link(&mut self, key: &Key, new: &Value) {
+        *self.per_namespace.entry(key.namespace.clone()).or_default() += 1;
+        if let Some(uid) = uid_of(new) {
+            self.by_uid.insert(uid.to_string(), key.clone());
+        }
+        for owner in owner_uids(new) {
+            self.dependents
+                .entry(owner)
+                .or_default()
+                .insert(key.clone());
+        }
+    }
+}
+
+fn persist_put(conn: &Connection, key: &Key, rv: u64, data: &str) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO objects (resource, namespace, name, rv, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![key.resource, key.namespace, key.name, rv as i64, data])?;
+    tx.prepare_cached("INSERT OR REPLACE INTO meta (key, value) VALUES ('rv', ?1)")?
+        .execute(params![rv as i64])?;
+    tx.commit()
+}
+
+fn persist_delete(conn: &Connection, key: &Key, rv: u64) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    tx.prepare_cached("DELETE FROM objects WHERE resource = ?1 AND namespace = ?2 AND name = ?3")?
+        .execute(params![key.resource, key.namespace, key.name])?;
+    tx.prepare_cached("INSERT OR REPLACE INTO meta (key, value) VALUES ('rv', ?1)")?
+        .execute(params![rv as i64])?;
+    tx.commit()
+}
+
+impl Store {
+    /// Opens (or creates) a store in `dir/state.db`, or an in-memory store when `dir` is `None`.
+    pub fn open(dir: Option<&Path>) -> Result<Store, StoreError> {
+        let mut index = Index {
+            objects: BTreeMap::new(),
+            by_uid: HashMap::new(),
+            dependents: HashMap::new(),
+            per_namespace: HashMap::new(),
+            rv: 0,
+            log: VecDeque::new(),
+            log_floor: 0,
+        };
+        let conn = match dir {
+            None => None,
+            Some(dir) => {
+                let conn = Connection::open(dir.join("state.db"))?;
+                conn.pragma_update(None, "journal_mode", "WAL")?;
+                conn.pragma_update(None, "synchronous", "NORMAL")?;
+                conn.execute_batch(
+                    "CREATE TABLE IF NOT EXISTS objects (
+                        resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,
+                        rv INTEGER NOT NULL, data TEXT NOT NULL,
+                        PRIMARY KEY (resource, namespace, name));
+                     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
+                )?;
+                let rv: Option<i64> = conn
+                    .query_row("SELECT value FROM meta WHERE key = 'rv'", [], |r| r.get(0))
+                    .optional()?;
+                index.rv = rv.unwrap_or(0) as u64;
+                {
+                    let mut stmt =
+                        conn.prepare("SELECT resource, namespace, name, data FROM objects")?;
+                    let rows = stmt.query_map([], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, String>(3)?,
+                        ))
+                    })?;
+                    for row in rows {
+                        let (resource, namespace, name, data) = row?;
+                        let key = Key {
+                            resource,
+                            namespace,
+                            name,
+                        };
+                        let value: Value = serde_json::from_str(&data).map_err(|e| {
+                            StoreError::Corrupt(
+                                format!("{}/{}/{}", key.resource, key.namespace, key.name),
+                                e.to_string(),
+                            )
+                        })?;
+                        index.link(&key, &value);
+                        index.objects.insert(key, Arc::new(value));
+                    }
+                }
+                Some(conn)
+            }
+        };
+        index.log_floor = index.rv;
+        let (events, _) = broadcast::channel(65536);
+        Ok(Store {
+            writer: Mutex::new(conn),
+            index: RwLock::new(index),
+            events,
+            log_capacity: 100_000,
+        })
+    }
+
+    /// Sets how many events the watch log keeps (older ones answer 410 Gone).
+    pub fn with_log_capacity(mut self, capacity: usize) -> Store {
+        self.log_capacity = capacity.max(1);
+        self
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Index> {
+        // A poisoned lock means a panic while holding it; the index itself is only changed
+        // after a successful commit, so its contents are still consistent.
+        self.index.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current revision.
+    pub fn revision(&self) -> u64 {
+        self.read().rv
+    }
+
+    /// One object.
+    pub fn get(&self, key: &Key) -> Option<Arc<Value>> {
+        self.read().objects.get(key).cloned()
+    }
+
+    /// The key of the object with this uid, if it exists.
+    pub fn key_of_uid(&self, uid: &str) -> Option<Key> {
+        self.read().by_uid.get(uid).cloned()
+    }
+
+    /// Keys of objects whose ownerReferences name this uid.
+    pub fn dependents_of(&self, uid: &str) -> Vec<Key> {
+        self.read()
+            .dependents
+            .get(uid)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Objects of one resource, in one namespace or (namespace `None`) all, in key order,
+    /// starting after `after` (a name-qualified key) when given; with the current revision.
+    pub fn list(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        after: Option<&Key>,
+    ) -> (Vec<(Key, Arc<Value>)>, u64) {
+        let idx = self.read();
+        let start = match after {
+            Some(k) => std::ops::Bound::Excluded(k.clone()),
+            None => std::ops::Bound::Included(Key::new(resource, namespace.unwrap_or(""), "")),
+        };
+        let items = idx
+            .objects
+            .range((start, std::ops::Bound::Unbounded))
+            .take_while(|(k, _)| {
+                k.resource == resource && namespace.is_none_or(|ns| k.namespace == ns)
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        (items, idx.rv)
+    }
+
+    /// Number of objects of a resource (all namespaces).
+    pub fn count(&self, resource: &str) -> usize {
+        self.read()
+            .objects
+            .range(Key::new(resource, "", "")..)
+            .take_while(|(k, _)| k.resource == resource)
+            .count()
+    }
+
+    /// Atomically reads the object at `key`, lets `decide` choose a change, and commits it.
+    /// `decide` runs with the store's write lock held: it sees the latest state.
+    pub fn mutate<E: From<StoreError>>(
+        &self,
+        key: &Key,
+        decide: impl FnOnce(Option<&Arc<Value>>) -> Result<Change, E>,
+    ) -> Result<Outcome, E> {
+        let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let current = self.get(key);
+        let change = decide(current.as_ref())?;
+        let rv = self.read().rv + 1;
+        match change {
+            Change::Keep => Ok(Outcome {
+                object: current,
+                written: false,
+                created: false,
+            }),
+            Change::Put(mut value) => {
+                if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+                }
+                if let Some(conn) = writer.as_ref() {
+                    persist_put(conn, key, rv, &value.to_string()).map_err(StoreError::from)?;
+                }
+                let value = Arc::new(value);
+                let created = current.is_none();
+                self.publish(
+                    key,
+                    rv,
+                    if created {
+                        EventType::Added
+                    } else {
+                        EventType::Modified
+                    },
+                    value.clone(),
+                    current,
+                );
+                Ok(Outcome {
+                    object: Some(value),
+                    written: true,
+                    created,
+                })
+            }
+            Change::Delete => {
+                let Some(old) = current else {
+                    return Ok(Outcome {
+                        object: None,
+                        written: false,
+                        created: false,
+                    });
+                };
+                if let Some(conn) = writer.as_ref() {
+                    persist_delete(conn, key, rv).map_err(StoreError::from)?;
+                }
+                let mut last = (*old).clone();
+                if let Some(meta) = last.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+                }
+                let last = Arc::new(last);
+                self.publish(key, rv, EventType::Deleted, last.clone(), Some(old));
+                Ok(Outcome {
+                    object: Some(last),
+                    written: true,
+                    created: false,
+                })
+            }
+        }
+    }
+
+    fn publish(
+        &self,
+        key: &Key,
+        rv: u64,
+        kind: EventType,
+        object: Arc<Value>,
+        prev: Option<Arc<Value>>,
+    ) {
+        let mut idx = self.index.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = &prev {
+            idx.unlink(key, old);
+        }
+        if kind == EventType::Deleted {
+            idx.objects.remove(key);
+        } else {
+            idx.link(key, &object);
+            idx.objects.insert(key.clone(), object.clone());
+        }
+        idx.rv = rv;
+        let event = Arc::new(StoreEvent {
+            rv,
+            kind,
+            key: key.clone(),
+            object,
+            prev,
+        });
+        idx.log.push_back(event.clone());
+        while idx.log.len() > self.log_capacity {
+            if let Some(e) = idx.log.pop_front() {
+                idx.log_floor = e.rv;
+            }
+        }
+        // Sent while the index lock is held, so a watcher that subscribes under the read lock
+        // sees each event exactly once: either in the replayed log or from the channel.
+        let _ = self.events.send(event);
+    }
+
+    /// Starts a watch after revision `from`: the logged events after it, and a receiver for
+    /// everything later. Fails with `Expired` when the log no longer reaches back to `from`.
+    pub fn watch_from(&self, from: u64) -> Result<WatchStart, StoreError> {
+        let idx = self.read();
+        if from < idx.log_floor {
+            return Err(StoreError::Expired {
+                requested: from,
+                oldest: idx.log_floor + 1,
+            });
+        }
+        let backlog = idx.log.iter().filter(|e| e.rv > from).cloned().collect();
+        Ok((backlog, self.events.subscribe()))
+    }
+
+    /// A snapshot of one resource's objects plus a receiver for every later change: the basis
+    /// of watches that start with the current state.
+    pub fn snapshot_and_watch(&self, resource: &str, namespace: Option<&str>) -> Snapshot {
+        let idx = self.read();
+        let items = idx
+            .objects
+            .range(Key::new(resource, namespace.unwrap_or(""), "")..)
+            .take_while(|(k, _)| {
+                k.resource == resource && namespace.is_none_or(|ns| k.namespace == ns)
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        (items, idx.rv, self.events.subscribe())
+    }
+
+    /// A receiver for every change from now on (for the server's own controllers).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoreEvent>> {
+        self.events.subscribe()
+    }
+
+    /// How many objects live in a namespace.
+    pub fn namespace_count(&self, namespace: &str) -> usize {
+        self.read()
+            .per_namespace
+            .get(namespace)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// All keys of a namespace's objects, across resources (for namespace deletion).
+    pub fn keys_in_namespace(&self, namespace: &str) -> Vec<Key> {
+        self.read()
+            .objects
+            .keys()
+            .filter(|k| k.namespace == namespace)
+            .cloned()
+            .collect()
+    }
+
+    /// All keys of one resource (for CRD deletion).
+    pub fn keys_of_resource(&self, resource: &str) -> Vec<Key> {
+        self.read()
+            .objects
+            .range(Key::new(resource, "", "")..)
+            .take_while(|(k, _)| k.resource == resource)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn put(store: &Store, name: &str, data: &str) -> Outcome {
+        store
+            .mutate::<StoreError>(&Key::new("/configmaps", "default", name), |_| {
+                Ok(Change::Put(
+                    json!({"metadata": {"name": name}, "data": {"k": data}}),
+                ))
+            })
+            .expect("put")
+    }
+
+    #[test]
+    fn revisions_grow_and_persist() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let store = Store::open(Some(dir.path())).expect("open");
+            assert!(put(&store, "a", "1").created);
+            assert!(!put(&store, "a", "2").created);
+            put(&store, "b", "1");
+            store
+                .mutate::<StoreError>(&Key::new("/configmaps", "default", "b"), |_| {
+                    Ok(Change::Delete)
+                })
+                .expect("delete");
+            assert_eq!(store.revision(), 4);
+        }
+        let store = Store::open(Some(dir.path())).expect("reopen");
+        assert_eq!(store.revision(), 4);
+        let a = store
+            .get(&Key::new("/configmaps", "default", "a"))
+            .expect("a survives");
+        assert_eq!(a["metadata"]["resourceVersion"], "2");
+        assert_eq!(a["data"]["k"], "2");
+        assert!(
+            store
+                .get(&Key::new("/configmaps", "default", "b"))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn watch_replays_the_log_then_streams() {
+        let store = Store::open(None).expect("open");
+        put(&store, "a", "1");
+        put(&store, "b", "1");
+        let (backlog, mut rx) = store.watch_from(1).expect("watch");
+        assert_eq!(backlog.len(), 1);
+        assert_eq!(backlog[0].key.name, "b");
+        put(&store, "c", "1");
+        let e = rx.try_recv().expect("event");
+        assert_eq!(e.rv, 3);
+        assert_eq!(e.kind, EventType::Added);
+    }
+
+    #[test]
+    fn expired_history_is_reported() {
+        let mut store = Store::open(None).expect("open");
+        store.log_capacity = 2;
+        for i in 0..5 {
+            put(&store, &format!("o{i}"), "x");
+        }
+        assert!(matches!(
+            store.watch_from(1),
+            Err(StoreError::Expired { requested: 1, .. })
+        ));
+        assert!(store.watch_from(3).is_ok());
+    }
+}

@@ -1,0 +1,227 @@
+//! Validation of names and metadata, with kube-apiserver's messages.
+
+use crate::error::Cause;
+use serde_json::Value;
+use tidegate_core::labels::{is_label_value, is_qualified_name};
+
+const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const QUALIFIED_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+/// How a kind's names are validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// DNS-1123 subdomain (most kinds).
+    Subdomain,
+    /// DNS-1123 label (Namespace, Service).
+    Label,
+    /// Any path segment (RBAC kinds).
+    PathSegment,
+}
+
+/// The name rule of a kind.
+pub fn name_rule(group: &str, kind: &str) -> NameRule {
+    match (group, kind) {
+        ("", "Namespace") | ("", "Service") => NameRule::Label,
+        ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+        _ => NameRule::Subdomain,
+    }
+}
+
+fn is_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// Whether `s` is a DNS-1123 subdomain.
+pub fn is_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_label_part)
+}
+
+fn is_label_part(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// Validates an object name under `rule`; returns the causes (empty when valid).
+pub fn validate_name(name: &str, rule: NameRule, field: &str) -> Vec<Cause> {
+    let v = Value::from(name);
+    let mut out = Vec::new();
+    match rule {
+        NameRule::Label => {
+            if name.len() > 63 {
+                out.push(Cause::invalid(
+                    field,
+                    &v,
+                    "must be no more than 63 characters",
+                ));
+            }
+            if !is_label(name) || name.len() > 63 && !is_label(&name[..63]) {
+                out.push(Cause::invalid(field, &v, LABEL_MSG));
+            }
+        }
+        NameRule::Subdomain => {
+            if name.len() > 253 {
+                out.push(Cause::invalid(
+                    field,
+                    &v,
+                    "must be no more than 253 characters",
+                ));
+            }
+            if !is_subdomain(&name[..name.len().min(253)]) {
+                out.push(Cause::invalid(field, &v, SUBDOMAIN_MSG));
+            }
+        }
+        NameRule::PathSegment => {
+            if name == "." || name == ".." {
+                out.push(Cause::invalid(field, &v, &format!("may not be '{name}'")));
+            } else if name.contains('/') || name.contains('%') {
+                let bad = if name.contains('/') { "/" } else { "%" };
+                out.push(Cause::invalid(
+                    field,
+                    &v,
+                    &format!("may not contain '{bad}'"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Validates labels and annotations of `meta`.
+pub fn validate_metadata_maps(meta: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    if let Some(labels) = meta.get("labels") {
+        match labels.as_object() {
+            Some(map) => {
+                for (k, v) in map {
+                    if !is_qualified_name(k) {
+                        out.push(Cause::invalid(
+                            "metadata.labels",
+                            &Value::from(k.as_str()),
+                            QUALIFIED_MSG,
+                        ));
+                    }
+                    match v.as_str() {
+                        Some(s) if is_label_value(s) => {}
+                        Some(s) => out.push(Cause::invalid(
+                            "metadata.labels",
+                            &Value::from(s),
+                            LABEL_VALUE_MSG,
+                        )),
+                        None if v.is_null() => {}
+                        None => out.push(Cause::type_invalid(
+                            &format!("metadata.labels.{k}"),
+                            v,
+                            "string",
+                        )),
+                    }
+                }
+            }
+            None if labels.is_null() => {}
+            None => out.push(Cause::type_invalid("metadata.labels", labels, "object")),
+        }
+    }
+    if let Some(ann) = meta.get("annotations") {
+        match ann.as_object() {
+            Some(map) => {
+                let mut total = 0;
+                for (k, v) in map {
+                    total += k.len() + v.as_str().map_or(0, str::len);
+                    if !is_qualified_name(k) {
+                        out.push(Cause::invalid(
+                            "metadata.annotations",
+                            &Value::from(k.as_str()),
+                            QUALIFIED_MSG,
+                        ));
+                    }
+                    if !v.is_string() && !v.is_null() {
+                        out.push(Cause::type_invalid(
+                            &format!("metadata.annotations.{k}"),
+                            v,
+                            "string",
+                        ));
+                    }
+                }
+                if total > 256 * 1024 {
+                    out.push(Cause {
+                        reason: "FieldValueTooLong".into(),
+                        message: "Too long: may not be more than 262144 bytes".to_string(),
+                        field: "metadata.annotations".into(),
+                    });
+                }
+            }
+            None if ann.is_null() => {}
+            None => out.push(Cause::type_invalid("metadata.annotations", ann, "object")),
+        }
+    }
+    if let Some(f) = meta.get("finalizers")
+        && !f.is_null()
+    {
+        match f.as_array() {
+            Some(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    match item.as_str() {
+                        Some(s)
+                            if is_qualified_name(s) || s.contains('/') && is_qualified_name(s) => {}
+                        Some(s) => out.push(Cause::invalid(
+                            &format!("metadata.finalizers[{i}]"),
+                            &Value::from(s),
+                            QUALIFIED_MSG,
+                        )),
+                        None => out.push(Cause::type_invalid(
+                            &format!("metadata.finalizers[{i}]"),
+                            item,
+                            "string",
+                        )),
+                    }
+                }
+            }
+            None => out.push(Cause::type_invalid("metadata.finalizers", f, "array")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(validate_name("web-1", NameRule::Label, "metadata.name").is_empty());
+        assert!(validate_name("a.b", NameRule::Subdomain, "metadata.name").is_empty());
+        assert_eq!(
+            validate_name("a.b", NameRule::Label, "metadata.name").len(),
+            1
+        );
+        assert_eq!(
+            validate_name("Bad_Name", NameRule::Subdomain, "metadata.name").len(),
+            1
+        );
+        assert!(validate_name("system:admin", NameRule::PathSegment, "metadata.name").is_empty());
+        assert_eq!(
+            validate_name("a/b", NameRule::PathSegment, "metadata.name").len(),
+            1
+        );
+        let long = "a".repeat(64);
+        assert!(!validate_name(&long, NameRule::Label, "metadata.name").is_empty());
+    }
+
+    #[test]
+    fn labels_and_annotations() {
+        let meta = serde_json::json!({"labels": {"app": "web", "bad key!": "x", "ok": "bad value"},
+                                      "annotations": {"a": "b"}});
+        let causes = validate_metadata_maps(&meta);
+        assert_eq!(causes.len(), 2, "{causes:?}");
+        assert!(causes.iter().all(|c| c.field == "metadata.labels"));
+    }
+}

@@ -1,0 +1,116 @@
+//! Helpers shared by the integration tests: an in-process server reached over HTTPS, a kube-rs
+//! client for it, and real kubectl pointed at it.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use tidegate_apiserver::{ApiServer, Config};
+
+pub struct TestServer {
+    pub server: ApiServer,
+    pub dir: tempfile::TempDir,
+    pub kubeconfig: PathBuf,
+}
+
+pub async fn start() -> TestServer {
+    start_with(Config::default()).await
+}
+
+pub async fn start_with(mut config: Config) -> TestServer {
+    let dir = tempfile::tempdir().expect("tempdir");
+    if config.data_dir.is_none() {
+        config.data_dir = Some(dir.path().join("data"));
+    }
+    let server = ApiServer::start(config).await.expect("server starts");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, &server.kubeconfig).expect("write kubeconfig");
+    TestServer {
+        server,
+        dir,
+        kubeconfig,
+    }
+}
+
+impl TestServer {
+    pub async fn client(&self) -> kube::Client {
+        let kc = kube::config::Kubeconfig::from_yaml(&self.server.kubeconfig)
+            .expect("kubeconfig parses");
+        let cfg =
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .expect("kube config");
+        kube::Client::try_from(cfg).expect("client")
+    }
+
+    /// Runs real kubectl against the server. Panics (fails the test loudly) when kubectl is
+    /// not installed: CI installs it.
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        self.kubectl_stdin(args, None)
+    }
+
+    pub fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let bin = kubectl_bin();
+        let mut cmd = Command::new(&bin);
+        cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
+        cmd.env_remove("KUBECONFIG");
+        if let Some(input) = stdin {
+            use std::io::Write;
+            cmd.stdin(std::process::Stdio::piped());
+            cmd.stdout(std::process::Stdio::piped());
+            cmd.stderr(std::process::Stdio::piped());
+            let mut child = cmd.spawn().unwrap_or_else(|e| panic!("running {bin}: {e}"));
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write stdin");
+            return child.wait_with_output().expect("kubectl output");
+        }
+        cmd.output()
+            .unwrap_or_else(|e| panic!("running {bin}: {e}"))
+    }
+
+    /// kubectl that must succeed; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn ok_stdin(&self, args: &[&str], stdin: &str) -> String {
+        let out = self.kubectl_stdin(args, Some(stdin));
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// kubectl that must fail; returns stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            !out.status.success(),
+            "kubectl {args:?} should have failed; stdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
+
+pub fn kubectl_bin() -> String {
+    let bin = std::env::var("KUBECTL").unwrap_or_else(|_| "/usr/bin/kubectl".to_string());
+    assert!(
+        std::path::Path::new(&bin).exists(),
+        "kubectl not found at {bin}: these tests need real kubectl (.ci/run installs it)"
+    );
+    bin
+}

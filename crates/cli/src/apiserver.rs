@@ -1,0 +1,60 @@
+//! `tidegate apiserver`: the embedded API server on its own.
+
+use anyhow::Context;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Flags of `tidegate apiserver`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Directory for the store, credentials and kubeconfig (created if missing).
+    #[arg(long, default_value = "./tidegate-data")]
+    data_dir: PathBuf,
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// Serve plain HTTP instead of HTTPS (for local experiments only).
+    #[arg(long)]
+    insecure_http: bool,
+}
+
+/// Runs the server until Ctrl-C or SIGTERM.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
+        data_dir: Some(args.data_dir.clone()),
+        listen: args.listen,
+        tls: !args.insecure_http,
+        ..Default::default()
+    })
+    .await
+    .with_context(|| format!("starting the API server in {}", args.data_dir.display()))?;
+    let kubeconfig = server
+        .kubeconfig_path
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join("kubeconfig"));
+    println!("tidegate apiserver listening on {}", server.url);
+    println!("kubeconfig: {}", kubeconfig.display());
+    println!(
+        "try: kubectl --kubeconfig {} get namespaces",
+        kubeconfig.display()
+    );
+    wait_for_signal().await;
+    tracing::info!("shutting down");
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

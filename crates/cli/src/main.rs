@@ -1,0 +1,47 @@
+//! The `tidegate` binary: a thin command-line layer over the library crates.
+
+mod apiserver;
+
+use clap::{Parser, Subcommand};
+
+/// Tidegate: the Flux GitOps toolkit, rebuilt in Rust.
+#[derive(Parser)]
+#[command(name = "tidegate", version, about)]
+struct Cli {
+    /// Log level filter (for example `info`, `debug`, `tidegate_apiserver=debug`).
+    #[arg(long, global = true, default_value = "info", env = "TIDEGATE_LOG")]
+    log_level: String,
+    /// Log as JSON lines.
+    #[arg(long, global = true)]
+    log_json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the embedded Kubernetes-compatible API server alone.
+    Apiserver(apiserver::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
+        .map_err(|e| anyhow::anyhow!("invalid --log-level {:?}: {e}", cli.log_level))?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if cli.log_json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        match cli.command {
+            Command::Apiserver(args) => apiserver::run(args).await,
+        }
+    })
+}
