@@ -19,6 +19,14 @@ pub fn prepare_create(r: &ResourceInfo, obj: &mut Value) {
     if r.custom {
         crate::crd_schema::prune_custom(r, obj);
     }
+    if is(r, "", "secrets")
+        && obj
+            .get("type")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    {
+        obj["type"] = json!("Opaque");
+    }
     if is(r, "", "namespaces") {
         if obj.pointer("/spec/finalizers").is_none() {
             obj["spec"] = json!({"finalizers": ["kubernetes"]});

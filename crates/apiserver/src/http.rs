@@ -152,10 +152,11 @@ pub fn decode_object(bytes: &[u8], content_type: &str) -> ApiResult<Value> {
                 "the object provided is unrecognized: couldn't get version/kind; json parse error: {e}"
             ))
         })?,
-        "application/vnd.kubernetes.protobuf" | "application/cbor" => {
+        "application/cbor" => {
             return Err(ApiError::unsupported_media_type(&[
                 "application/json",
                 "application/yaml",
+                "application/vnd.kubernetes.protobuf",
             ]));
         }
         _ => {

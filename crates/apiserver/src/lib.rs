@@ -24,6 +24,7 @@ mod hooks;
 pub mod http;
 mod objects;
 mod openapi;
+pub mod protobuf;
 pub mod registry;
 mod rest;
 pub mod route;

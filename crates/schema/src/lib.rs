@@ -8,6 +8,7 @@
 
 pub mod builtin;
 pub mod crd;
+pub mod protobuf;
 pub mod resource;
 
 pub use builtin::{builtin_definitions, builtin_resources};

@@ -3,13 +3,12 @@
 use super::Req;
 use super::write;
 use crate::error::ApiResult;
-use crate::http::{content_type, decode_object};
 use axum::http::StatusCode;
 use axum::response::Response;
 
 /// Creates the object in the body; 201 with the stored object.
 pub fn create(req: &Req, body: &[u8]) -> ApiResult<Response> {
-    let obj = decode_object(body, &content_type(&req.headers))?;
+    let obj = req.decode_body(body)?;
     let stored = write::create(req, obj)?;
     Ok(req.respond_object(StatusCode::CREATED, &stored))
 }

@@ -76,6 +76,22 @@ impl Req {
         }
     }
 
+    /// Decodes a request body (JSON, YAML, or Kubernetes protobuf for built-in kinds).
+    pub fn decode_body(&self, body: &[u8]) -> ApiResult<Value> {
+        let ct = crate::http::content_type(&self.headers);
+        if ct != "application/vnd.kubernetes.protobuf" {
+            return crate::http::decode_object(body, &ct);
+        }
+        if self.res.custom {
+            return Err(ApiError::unsupported_media_type(&[
+                "application/json",
+                "application/yaml",
+            ]));
+        }
+        crate::protobuf::decode(body, definition_of_gvk)
+            .map_err(|e| ApiError::bad_request(format!("decoding protobuf body: {e}")))
+    }
+
     /// The object as this request's version presents it.
     pub fn present(&self, obj: &Value) -> Value {
         let mut out = obj.clone();
@@ -101,6 +117,23 @@ impl Req {
         }
         respond(status, &shown, self.neg.format)
     }
+}
+
+/// The built-in OpenAPI definition of `apiVersion` + `kind`.
+fn definition_of_gvk(api_version: &str, kind: &str) -> Option<String> {
+    let (group, version) = tidegate_core::object_ref::split_api_version(api_version);
+    tidegate_schema::builtin_definitions()
+        .iter()
+        .find(|(_, d)| {
+            d.get("x-kubernetes-group-version-kind")
+                .and_then(Value::as_array)
+                .is_some_and(|gvks| {
+                    gvks.iter().any(|g| {
+                        g["group"] == group && g["version"] == version && g["kind"] == kind
+                    })
+                })
+        })
+        .map(|(name, _)| name.clone())
 }
 
 fn require_verb(res: &ResourceInfo, verb: &str) -> ApiResult<()> {

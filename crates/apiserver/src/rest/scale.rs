@@ -4,7 +4,7 @@
 use super::Req;
 use super::write::{self, Part};
 use crate::error::{ApiError, ApiResult};
-use crate::http::{content_type, decode_object};
+use crate::http::content_type;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
@@ -174,7 +174,7 @@ fn write_scale(
 
 /// PUT scale.
 pub fn update(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> {
-    let scale = decode_object(body, &content_type(&req.headers))?;
+    let scale = req.decode_body(body)?;
     write_scale(req, name, |_| Ok(scale))
 }
 

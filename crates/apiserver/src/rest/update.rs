@@ -3,13 +3,12 @@
 use super::Req;
 use super::write::{self, Part};
 use crate::error::ApiResult;
-use crate::http::{content_type, decode_object};
 use axum::http::StatusCode;
 use axum::response::Response;
 
 /// Replaces the named object with the body.
 pub fn update(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult<Response> {
-    let obj = decode_object(body, &content_type(&req.headers))?;
+    let obj = req.decode_body(body)?;
     let part = Part::of(sub)?;
     let stored = write::update(req, name, part, |_| Ok(obj))?;
     Ok(req.respond_object(StatusCode::OK, &stored))

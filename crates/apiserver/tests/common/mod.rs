@@ -51,7 +51,11 @@ impl TestServer {
     pub fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let bin = kubectl_bin();
         let mut cmd = Command::new(&bin);
-        cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.dir.path().join("kube-cache"))
+            .args(args);
         cmd.env_remove("KUBECONFIG");
         if let Some(input) = stdin {
             use std::io::Write;

@@ -1,0 +1,286 @@
+//! Real kubectl against the embedded server: the everyday commands a user types.
+
+mod common;
+
+use std::io::Read;
+use std::process::Stdio;
+
+const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Color, type: string, jsonPath: .spec.color}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer, minimum: 1}
+              color: {type: string, enum: [red, blue]}
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn everyday_commands() {
+    let t = common::start().await;
+    let ns = t.ok(&["get", "ns"]);
+    for want in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        assert!(ns.contains(want), "{ns}");
+    }
+    assert!(ns.starts_with("NAME"), "table header: {ns}");
+    assert_eq!(
+        t.ok(&["create", "ns", "demo"]).trim(),
+        "namespace/demo created"
+    );
+    assert_eq!(
+        t.ok(&[
+            "-n",
+            "demo",
+            "create",
+            "configmap",
+            "app",
+            "--from-literal=greeting=hello"
+        ])
+        .trim(),
+        "configmap/app created"
+    );
+    let yaml = t.ok(&["-n", "demo", "get", "configmap", "app", "-o", "yaml"]);
+    assert!(yaml.contains("greeting: hello"), "{yaml}");
+    assert!(yaml.contains("resourceVersion:"), "{yaml}");
+    assert!(yaml.contains("uid:"), "{yaml}");
+    assert_eq!(
+        t.ok(&["-n", "demo", "label", "cm", "app", "tier=web"])
+            .trim(),
+        "configmap/app labeled"
+    );
+    assert_eq!(
+        t.ok(&["-n", "demo", "annotate", "cm", "app", "note=hi"])
+            .trim(),
+        "configmap/app annotated"
+    );
+    let labels = t.ok(&[
+        "-n",
+        "demo",
+        "get",
+        "cm",
+        "-l",
+        "tier=web",
+        "-o",
+        "jsonpath={.items[*].metadata.name}",
+    ]);
+    assert_eq!(labels.trim(), "app");
+    let ann = t.ok(&[
+        "-n",
+        "demo",
+        "get",
+        "cm",
+        "app",
+        "-o",
+        "jsonpath={.metadata.annotations.note}",
+    ]);
+    assert_eq!(ann.trim(), "hi");
+    let wide = t.ok(&["-n", "demo", "get", "cm", "app", "--show-labels"]);
+    assert!(wide.contains("tier=web"), "{wide}");
+    // Typed generators send protobuf.
+    t.ok(&[
+        "-n",
+        "demo",
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=2",
+    ]);
+    let replicas = t.ok(&[
+        "-n",
+        "demo",
+        "get",
+        "deploy",
+        "web",
+        "-o",
+        "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}",
+    ]);
+    assert_eq!(replicas.trim(), "2 nginx");
+    t.ok(&[
+        "-n",
+        "demo",
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "--from-literal=password=s3cret",
+    ]);
+    let data = t.ok(&[
+        "-n",
+        "demo",
+        "get",
+        "secret",
+        "creds",
+        "-o",
+        "jsonpath={.data.password} {.type}",
+    ]);
+    assert_eq!(data.trim(), "czNjcmV0 Opaque");
+    assert_eq!(
+        t.ok(&["-n", "demo", "delete", "cm", "app"]).trim(),
+        "configmap \"app\" deleted"
+    );
+    let err = t.fails(&["-n", "demo", "get", "cm", "app"]);
+    assert!(
+        err.contains("Error from server (NotFound): configmaps \"app\" not found"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_shows_later_changes() {
+    let t = common::start().await;
+    let mut child = std::process::Command::new(common::kubectl_bin())
+        .arg("--kubeconfig")
+        .arg(&t.kubeconfig)
+        .args(["get", "configmaps", "--watch", "--request-timeout=20s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl --watch");
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    t.ok(&["create", "configmap", "first", "--from-literal=a=1"]);
+    t.ok(&["create", "configmap", "second", "--from-literal=a=1"]);
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read");
+    assert!(
+        out.contains("first") && out.contains("second"),
+        "watch output: {out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn discovery_and_explain() {
+    let t = common::start().await;
+    let res = t.ok(&["api-resources"]);
+    let line = res
+        .lines()
+        .find(|l| l.starts_with("deployments "))
+        .expect("deployments listed");
+    assert!(
+        line.contains("deploy") && line.contains("apps/v1") && line.contains("Deployment"),
+        "{line}"
+    );
+    assert!(
+        res.lines()
+            .any(|l| l.starts_with("configmaps ") && l.contains(" cm ")),
+        "{res}"
+    );
+    let explain = t.ok(&["explain", "deployment.spec"]);
+    assert!(explain.contains("KIND:       Deployment"), "{explain}");
+    assert!(explain.contains("replicas"), "{explain}");
+    assert!(explain.contains("template"), "{explain}");
+    let version = t.ok(&["version", "-o", "json"]);
+    assert!(version.contains("\"gitVersion\": \"v1.35.0\""), "{version}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn custom_resources() {
+    let t = common::start().await;
+    let out = t.ok_stdin(&["apply", "-f", "-"], CRD);
+    assert_eq!(
+        out.trim(),
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created"
+    );
+    let waited = t.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/widgets.example.com",
+        "--timeout=20s",
+    ]);
+    assert!(waited.contains("condition met"), "{waited}");
+    let res = t.ok(&["api-resources", "--api-group=example.com"]);
+    assert!(res.contains("widgets") && res.contains("wd"), "{res}");
+    let w = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: small}\nspec: {size: 3, color: red, bogus: 1}\n";
+    t.ok_stdin(&["create", "-f", "-"], w);
+    let table = t.ok(&["get", "widgets"]);
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().expect("header").split_whitespace().collect();
+    assert_eq!(header, vec!["NAME", "SIZE", "COLOR", "AGE"]);
+    let row: Vec<&str> = lines.next().expect("row").split_whitespace().collect();
+    assert_eq!(&row[..3], &["small", "3", "red"]);
+    let spec = t.ok(&["get", "wd", "small", "-o", "jsonpath={.spec}"]);
+    assert!(!spec.contains("bogus"), "unknown fields are pruned: {spec}");
+    let bad = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: bad}\nspec: {size: 0, color: pink}\n";
+    let out = t.kubectl_stdin(&["create", "-f", "-"], Some(bad));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("The Widget \"bad\" is invalid"), "{err}");
+    assert!(
+        err.contains(
+            "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("spec.color: Unsupported value: \"pink\""),
+        "{err}"
+    );
+    // Deleting the CRD removes its objects and the resource.
+    t.ok(&["delete", "crd", "widgets.example.com", "--timeout=20s"]);
+    let err = t.fails(&["get", "widgets"]);
+    // kubectl's discovery cache may still name the resource; the server then answers 404.
+    assert!(
+        err.contains("doesn't have a resource type \"widgets\"")
+            || err.contains("the server could not find the requested resource"),
+        "{err}"
+    );
+    let crds = t.ok(&["get", "crds", "-o", "name"]);
+    assert!(crds.trim().is_empty(), "{crds}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_input_is_refused_with_kube_messages() {
+    let t = common::start().await;
+    let before = t.server.state().store.revision();
+    let err = t.fails(&["create", "ns", "Bad_Name"]);
+    assert!(err.contains("The Namespace \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 label"), "{err}");
+    let err = t.fails(&[
+        "-n",
+        "missing",
+        "create",
+        "configmap",
+        "x",
+        "--from-literal=a=b",
+    ]);
+    assert!(err.contains("namespaces \"missing\" not found"), "{err}");
+    let err = t.fails(&["get", "frobnicators"]);
+    assert!(
+        err.contains("the server doesn't have a resource type \"frobnicators\""),
+        "{err}"
+    );
+    let broken = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n";
+    let out = t.kubectl_stdin(&["create", "-f", "-"], Some(broken));
+    assert!(!out.status.success());
+    assert_eq!(
+        t.server.state().store.revision(),
+        before,
+        "nothing was stored"
+    );
+}
