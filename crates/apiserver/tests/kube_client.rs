@@ -416,3 +416,99 @@ async fn owner_references_are_garbage_collected() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn bad_requests_get_kube_status_codes_and_store_nothing() {
+    let t = common::start().await;
+    let client = t.client().await;
+    let before = t.server.state().store.revision();
+    let post = |path: &str, body: Vec<u8>, ct: &str| {
+        axum::http::Request::builder()
+            .method("POST")
+            .uri(path)
+            .header("content-type", ct)
+            .body(body)
+            .expect("request")
+    };
+    let cases: Vec<(axum::http::Request<Vec<u8>>, u16, &str)> = vec![
+        (
+            post(
+                "/api/v1/namespaces/default/configmaps",
+                b"{\"metadata\": ".to_vec(),
+                "application/json",
+            ),
+            400,
+            "json parse error",
+        ),
+        (
+            post(
+                "/api/v1/namespaces/default/configmaps",
+                b"metadata: [\n".to_vec(),
+                "application/yaml",
+            ),
+            400,
+            "error converting YAML to JSON",
+        ),
+        (
+            post(
+                "/api/v1/namespaces/default/configmaps",
+                br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Not_Valid"}}"#
+                    .to_vec(),
+                "application/json",
+            ),
+            422,
+            "ConfigMap \"Not_Valid\" is invalid: metadata.name",
+        ),
+        (
+            post(
+                "/api/v1/namespaces/nowhere/configmaps",
+                br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ok"}}"#.to_vec(),
+                "application/json",
+            ),
+            404,
+            "namespaces \"nowhere\" not found",
+        ),
+        (
+            post(
+                "/apis/example.com/v1/namespaces/default/gizmos",
+                b"{}".to_vec(),
+                "application/json",
+            ),
+            404,
+            "the server could not find the requested resource",
+        ),
+        (
+            post(
+                "/api/v1/namespaces/default/configmaps",
+                vec![b' '; 4 * 1024 * 1024],
+                "application/json",
+            ),
+            413,
+            "Request entity too large",
+        ),
+        (
+            post(
+                "/api/v1/namespaces/default/configmaps",
+                br#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"ok"}}"#.to_vec(),
+                "application/json",
+            ),
+            400,
+            "does not match the expected kind",
+        ),
+    ];
+    for (req, code, text) in cases {
+        let uri = req.uri().to_string();
+        match client.request_text(req).await {
+            Err(kube::Error::Api(s)) => {
+                assert_eq!(s.code, code, "{uri}: {s:?}");
+                assert!(s.message.contains(text), "{uri}: {}", s.message);
+            }
+            other => panic!("{uri}: expected {code}, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        t.server.state().store.revision(),
+        before,
+        "nothing was stored"
+    );
+}

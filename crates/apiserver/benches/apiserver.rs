@@ -1,0 +1,309 @@
+//! Throughput of the embedded API server next to a trivial loopback HTTP handler (the
+//! physical limit of this machine's loopback + HTTP stack), in one run.
+//!
+//! `cargo bench -p tidegate-apiserver --bench apiserver` (add `-- N` for N objects, default
+//! 10,000). Both servers speak plain HTTP/1.1 so TLS cost is out of both sides; the client is the
+//! same hyper client with 16 concurrent keep-alive connections.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, Response};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+type HttpClient = Client<HttpConnector, Full<Bytes>>;
+const CONCURRENCY: usize = 16;
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+async fn trivial_server(body: Bytes) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let body = body.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let body = body.clone();
+                    async move {
+                        let _ = req.into_body().collect().await;
+                        Ok::<_, std::convert::Infallible>(
+                            Response::builder()
+                                .header("content-type", "application/json")
+                                .body(Full::new(body))
+                                .expect("response"),
+                        )
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tcp), svc)
+                    .await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+async fn send(client: &HttpClient, method: Method, url: &str, token: &str, body: Bytes) -> Bytes {
+    let content_type = if method == Method::PATCH {
+        "application/merge-patch+json"
+    } else {
+        "application/json"
+    };
+    let req = Request::builder()
+        .method(method)
+        .uri(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", content_type)
+        .body(Full::new(body))
+        .expect("request");
+    let resp = client.request(req).await.expect("response");
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    assert!(
+        status.is_success(),
+        "{status}: {}",
+        String::from_utf8_lossy(&bytes)
+    );
+    bytes
+}
+
+/// Runs `n` requests built by `make` with CONCURRENCY workers; returns requests per second.
+async fn run<F>(client: &HttpClient, n: usize, make: F) -> f64
+where
+    F: Fn(usize) -> (Method, String, Bytes) + Send + Sync + 'static,
+{
+    let make = Arc::new(make);
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..CONCURRENCY {
+        let (client, make, next) = (client.clone(), make.clone(), next.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return;
+                }
+                let (m, url, body) = make(i);
+                send(
+                    &client,
+                    m,
+                    &url,
+                    TOKEN.get().map(String::as_str).unwrap_or(""),
+                    body,
+                )
+                .await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("worker");
+    }
+    n as f64 / start.elapsed().as_secs_f64()
+}
+
+static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+fn cm_body(i: usize) -> Bytes {
+    Bytes::from(format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}","labels":{{"app":"bench","shard":"s{}"}}}},"data":{{"key":"value-{i}","other":"some longer configuration text to make the object realistic"}}}}"#,
+        i % 10
+    ))
+}
+
+#[tokio::main]
+async fn main() {
+    let n: usize = std::env::args()
+        .filter_map(|a| a.parse().ok())
+        .next()
+        .unwrap_or(10_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rss0 = rss_bytes();
+    let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
+        data_dir: Some(dir.path().to_path_buf()),
+        tls: false,
+        ..Default::default()
+    })
+    .await
+    .expect("server");
+    let _ = TOKEN.set(server.credentials.token.clone());
+    let base = server.url.clone();
+    let client: HttpClient = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(CONCURRENCY)
+        .build_http();
+
+    // Baseline handler answering with a ConfigMap-sized body.
+    let sample = send(
+        &client,
+        Method::POST,
+        &format!("{base}/api/v1/namespaces/default/configmaps"),
+        &server.credentials.token,
+        cm_body(usize::MAX),
+    )
+    .await;
+    let trivial = trivial_server(sample.clone()).await;
+
+    let rss_before = rss_bytes();
+    let b = base.clone();
+    let creates = run(&client, n, move |i| {
+        (
+            Method::POST,
+            format!("{b}/api/v1/namespaces/default/configmaps"),
+            cm_body(i),
+        )
+    })
+    .await;
+    let rss_after = rss_bytes();
+    let t = trivial.clone();
+    let trivial_posts = run(&client, n, move |i| {
+        (Method::POST, format!("{t}/post"), cm_body(i))
+    })
+    .await;
+
+    let b = base.clone();
+    let gets = run(&client, n, move |i| {
+        (
+            Method::GET,
+            format!("{b}/api/v1/namespaces/default/configmaps/cm-{i}"),
+            Bytes::new(),
+        )
+    })
+    .await;
+    let t = trivial.clone();
+    let trivial_gets = run(&client, n, move |_| {
+        (Method::GET, format!("{t}/get"), Bytes::new())
+    })
+    .await;
+
+    // Lists of the whole collection, against the trivial handler serving a body of the same size.
+    let list_body = send(
+        &client,
+        Method::GET,
+        &format!("{base}/api/v1/namespaces/default/configmaps"),
+        &server.credentials.token,
+        Bytes::new(),
+    )
+    .await;
+    let lists_n = 50;
+    let b = base.clone();
+    let lists = run(&client, lists_n, move |_| {
+        (
+            Method::GET,
+            format!("{b}/api/v1/namespaces/default/configmaps"),
+            Bytes::new(),
+        )
+    })
+    .await;
+    let big = trivial_server(list_body.clone()).await;
+    let trivial_lists = run(&client, lists_n, move |_| {
+        (Method::GET, format!("{big}/list"), Bytes::new())
+    })
+    .await;
+
+    // Watch fan-out: W watchers, E updates; events delivered per second.
+    let watchers = 50usize;
+    let events = 1_000usize;
+    let rv = serde_json::from_slice::<serde_json::Value>(&list_body)
+        .ok()
+        .and_then(|v| {
+            v["metadata"]["resourceVersion"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let received = Arc::new(AtomicUsize::new(0));
+    let mut handles = Vec::new();
+    for _ in 0..watchers {
+        let url =
+            format!("{base}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}");
+        let token = server.credentials.token.clone();
+        let received = received.clone();
+        let wclient: HttpClient = Client::builder(TokioExecutor::new()).build_http();
+        handles.push(tokio::spawn(async move {
+            let req = Request::builder()
+                .uri(url)
+                .header("authorization", format!("Bearer {token}"))
+                .body(Full::new(Bytes::new()))
+                .expect("req");
+            let mut body = wclient.request(req).await.expect("watch").into_body();
+            let mut seen = 0;
+            while let Some(Ok(frame)) = body.frame().await {
+                if let Some(d) = frame.data_ref() {
+                    let lines = d.iter().filter(|b| **b == b'\n').count();
+                    seen += lines;
+                    received.fetch_add(lines, Ordering::Relaxed);
+                    if seen >= events {
+                        return;
+                    }
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let start = Instant::now();
+    let b = base.clone();
+    run(&client, events, move |i| {
+        (
+            Method::PATCH,
+            format!("{b}/api/v1/namespaces/default/configmaps/cm-{}", i % n),
+            Bytes::from(format!(r#"{{"data":{{"tick":"{i}"}}}}"#)),
+        )
+    })
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while received.load(Ordering::Relaxed) < watchers * events && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let fanout_secs = start.elapsed().as_secs_f64();
+    let delivered = received.load(Ordering::Relaxed);
+    for h in handles {
+        h.abort();
+    }
+
+    let per_obj = (rss_after.saturating_sub(rss_before)) as f64 / n as f64;
+    println!("objects: {n} ConfigMaps, concurrency {CONCURRENCY}, plain HTTP/1.1 on loopback");
+    println!(
+        "{:<28} {:>12} {:>14} {:>8}",
+        "operation", "tidegate/s", "trivial/s", "ratio"
+    );
+    for (name, ours, theirs) in [
+        ("create (POST)", creates, trivial_posts),
+        ("get (GET by name)", gets, trivial_gets),
+        ("list (all objects)", lists, trivial_lists),
+    ] {
+        println!(
+            "{name:<28} {ours:>12.0} {theirs:>14.0} {:>8.2}",
+            ours / theirs
+        );
+    }
+    println!(
+        "watch fan-out: {watchers} watchers x {events} updates: {delivered} events in {fanout_secs:.2}s = {:.0} events/s",
+        delivered as f64 / fanout_secs
+    );
+    println!(
+        "memory: RSS +{:.1} MiB for {n} objects = {:.0} bytes/object (process RSS {:.1} MiB at start)",
+        (rss_after.saturating_sub(rss_before)) as f64 / 1048576.0,
+        per_obj,
+        rss0 as f64 / 1048576.0
+    );
+    println!("list body: {} bytes", list_body.len());
+    server.shutdown().await;
+}
