@@ -9,7 +9,7 @@
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
-use tidegate_schema::protobuf::{ProtoField, ProtoKind, protobuf_fields};
+use tidegate_schema::protobuf::{ProtoKind, protobuf_fields};
 
 const MAGIC: &[u8] = b"k8s\0";
 const MAX_DEPTH: usize = 64;
@@ -312,11 +312,11 @@ fn message(def: &str, raw: &[u8], depth: usize) -> Result<Value, ProtobufError> 
         }
     }
     // Drop Go zero values that its JSON encoding would omit.
-    out.retain(|name, v| keep(name, v, table));
+    out.retain(|name, v| keep(name, v));
     Ok(Value::Object(out))
 }
 
-fn keep(name: &str, v: &Value, table: &std::collections::HashMap<u32, ProtoField>) -> bool {
+fn keep(name: &str, v: &Value) -> bool {
     let explicit_zero_ok =
         matches!(name, "replicas" | "immutable") || name.starts_with("automount");
     match v {
@@ -324,12 +324,8 @@ fn keep(name: &str, v: &Value, table: &std::collections::HashMap<u32, ProtoField
         Value::String(s) => !s.is_empty(),
         Value::Bool(b) => *b || explicit_zero_ok,
         Value::Number(n) => n.as_f64() != Some(0.0) || explicit_zero_ok,
-        Value::Object(_) => {
-            // Nested structs stay (Go's JSON writes `{}` for them), except metadata timestamps
-            // already turned into null above.
-            let _ = table;
-            true
-        }
+        // Nested structs stay: Go's JSON writes `{}` for them.
+        Value::Object(_) => true,
         Value::Array(a) => !a.is_empty(),
     }
 }
