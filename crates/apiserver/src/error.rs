@@ -103,6 +103,13 @@ impl ApiError {
         .with_details(group, resource, name)
     }
 
+    /// 409 for a server-side apply conflict (no details besides the causes).
+    pub fn apply_conflict(message: String, causes: Vec<Cause>) -> ApiError {
+        let mut e = ApiError::new(409, "Conflict", message);
+        e.causes = causes;
+        e
+    }
+
     /// 409 for a stale resourceVersion.
     pub fn stale(group: &str, resource: &str, name: &str) -> ApiError {
         ApiError::conflict(

@@ -19,6 +19,7 @@ mod controllers;
 mod crd_schema;
 pub mod discovery;
 pub mod error;
+mod fieldmanager;
 mod fieldsel;
 mod hooks;
 pub mod http;

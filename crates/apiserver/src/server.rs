@@ -74,6 +74,8 @@ pub struct ServerState {
     token: String,
     /// Requests served, for benchmarks and `/metrics`.
     pub requests: AtomicU64,
+    /// Structured-merge schemas per resource version.
+    pub types: crate::fieldmanager::TypeCache,
 }
 
 impl ServerState {
@@ -131,6 +133,7 @@ impl ApiServer {
             registry: Registry::new(),
             token: credentials.token.clone(),
             requests: AtomicU64::new(0),
+            types: Default::default(),
         });
         bootstrap(&state);
         let listener = TcpListener::bind(config.listen)

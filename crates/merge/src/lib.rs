@@ -13,6 +13,7 @@ pub mod remove;
 pub mod schema;
 pub mod set;
 pub mod smd_format;
+pub mod smp;
 pub mod typed;
 pub mod updater;
 pub mod value;

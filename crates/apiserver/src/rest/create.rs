@@ -9,6 +9,6 @@ use axum::response::Response;
 /// Creates the object in the body; 201 with the stored object.
 pub fn create(req: &Req, body: &[u8]) -> ApiResult<Response> {
     let obj = req.decode_body(body)?;
-    let stored = write::create(req, obj)?;
+    let stored = write::create(req, obj, write::Tracking::Update)?;
     Ok(req.respond_object(StatusCode::CREATED, &stored))
 }

@@ -1,11 +1,10 @@
-//! PATCH: JSON patch (RFC 6902) and JSON merge patch (RFC 7386).
-//!
-//! Strategic merge patch and server-side apply are answered 415 until the structured-merge
-//! work lands (see `docs/apiserver.md`).
+//! PATCH: JSON patch (RFC 6902), JSON merge patch (RFC 7386), strategic merge patch (built-in
+//! kinds) and server-side apply (`application/apply-patch+yaml`).
 
 use super::Req;
-use super::write::{self, Part};
-use crate::error::{ApiError, ApiResult};
+use super::write::{self, Part, Tracking};
+use crate::error::{ApiError, ApiResult, Cause};
+use crate::fieldmanager::FieldManager;
 use crate::http::content_type;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -14,12 +13,53 @@ use serde_json::Value;
 const SUPPORTED: &[&str] = &[
     "application/json-patch+json",
     "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
 ];
+
+const SUPPORTED_CUSTOM: &[&str] = &[
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+];
+
+fn patch_options_invalid(field: &str, reason: &str, message: &str) -> ApiError {
+    ApiError::invalid(
+        "meta.k8s.io",
+        "PatchOptions",
+        "",
+        vec![Cause {
+            reason: reason.into(),
+            message: message.into(),
+            field: field.into(),
+        }],
+    )
+}
+
+fn patch_invalid(req: &Req, name: &str, message: String) -> ApiError {
+    ApiError::invalid(
+        &req.res.group,
+        &req.res.kind,
+        name,
+        vec![Cause {
+            reason: "FieldValueInvalid".into(),
+            message,
+            field: String::new(),
+        }],
+    )
+}
 
 /// Patches the named object.
 pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult<Response> {
     let ct = content_type(&req.headers);
     let part = Part::of(sub)?;
+    if ct != "application/apply-patch+yaml" && req.q("force").is_some() {
+        return Err(patch_options_invalid(
+            "force",
+            "FieldValueForbidden",
+            "Forbidden: may not be specified for non-apply patch",
+        ));
+    }
     let stored = match ct.as_str() {
         "application/merge-patch+json" => {
             let p: Value = serde_json::from_slice(body)
@@ -29,7 +69,7 @@ pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult
                     "error decoding merge patch: the patch must be a JSON object",
                 ));
             }
-            write::update(req, name, part, |cur| {
+            write::update(req, name, part, Tracking::Update, None, |cur| {
                 let mut next = cur.clone();
                 json_patch::merge(&mut next, &p);
                 Ok(next)
@@ -38,26 +78,92 @@ pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult
         "application/json-patch+json" => {
             let p: json_patch::Patch = serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding json patch: {e}")))?;
-            write::update(req, name, part, |cur| {
+            write::update(req, name, part, Tracking::Update, None, |cur| {
                 let mut next = cur.clone();
                 json_patch::patch(&mut next, &p).map_err(|e| {
-                    ApiError::invalid(
-                        &req.res.group,
-                        &req.res.kind,
+                    patch_invalid(
+                        req,
                         name,
-                        vec![crate::error::Cause {
-                            reason: "FieldValueInvalid".into(),
-                            message: format!("the server rejected our request due to an error in our request: {e}"),
-                            field: String::new(),
-                        }],
+                        format!("the server rejected our request due to an error in our request: {e}"),
                     )
                 })?;
                 Ok(next)
             })?
         }
+        "application/strategic-merge-patch+json" if !req.res.custom => {
+            let p: Value = serde_json::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!("error decoding strategic merge patch: {e}"))
+            })?;
+            let definition = req.res.definition.clone().unwrap_or_default();
+            write::update(req, name, part, Tracking::Update, None, |cur| {
+                tidegate_merge::smp::apply_builtin(cur, &p, &definition)
+                    .map_err(|e| patch_invalid(req, name, e.to_string()))
+            })?
+        }
+        "application/apply-patch+yaml" => return apply(req, name, part, sub, body),
         _ => {
-            return Err(ApiError::unsupported_media_type(SUPPORTED));
+            return Err(ApiError::unsupported_media_type(if req.res.custom {
+                SUPPORTED_CUSTOM
+            } else {
+                SUPPORTED
+            }));
         }
     };
+    Ok(req.respond_object(StatusCode::OK, &stored))
+}
+
+/// Server-side apply: creates the object when it does not exist.
+fn apply(req: &Req, name: &str, part: Part, sub: Option<&str>, body: &[u8]) -> ApiResult<Response> {
+    let manager = req.q("fieldManager").unwrap_or("").to_string();
+    if manager.is_empty() {
+        return Err(patch_options_invalid(
+            "fieldManager",
+            "FieldValueRequired",
+            "Required value: is required for apply patch",
+        ));
+    }
+    let force = match req.q("force") {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "invalid value for force: {other:?}"
+            )));
+        }
+    };
+    let text = std::str::from_utf8(body)
+        .map_err(|_| ApiError::bad_request("error decoding YAML: the body is not UTF-8"))?;
+    let patch: Value = yaml_serde::from_str(text)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if !patch.is_object() {
+        return Err(ApiError::bad_request(
+            "error decoding YAML: the apply patch must be a YAML or JSON object",
+        ));
+    }
+    if let Some(n) = patch.pointer("/metadata/name").and_then(Value::as_str)
+        && n != name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({name})"
+        )));
+    }
+    let typed = req
+        .state
+        .types
+        .get(&req.res, req.state.registry.generation());
+    let fm = FieldManager::new(&typed, &req.res, sub.unwrap_or(""));
+    let exists = req.state.store.get(&req.key(name)).is_some();
+    if !exists {
+        if part != Part::Main {
+            return Err(ApiError::not_found(&req.res.group, &req.res.plural, name));
+        }
+        let mut obj = fm.apply(&req.res, None, &patch, &manager, force)?;
+        crate::objects::meta_mut(&mut obj).insert("name".into(), Value::String(name.into()));
+        let stored = write::create(req, obj, Tracking::Applied)?;
+        return Ok(req.respond_object(StatusCode::CREATED, &stored));
+    }
+    let stored = write::update(req, name, part, Tracking::Applied, None, |cur| {
+        fm.apply(&req.res, Some(cur), &patch, &manager, force)
+    })?;
     Ok(req.respond_object(StatusCode::OK, &stored))
 }

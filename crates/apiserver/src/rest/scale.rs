@@ -125,46 +125,53 @@ fn write_scale(
     name: &str,
     f: impl FnOnce(&Value) -> ApiResult<Value>,
 ) -> ApiResult<Response> {
-    let stored = write::update(req, name, Part::Main, |cur| {
-        let scale = f(&to_scale(req, cur))?;
-        if let Some(rv) = scale
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            && !rv.is_empty()
-            && Some(rv)
-                != cur
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-        {
-            return Err(ApiError::stale(&req.res.group, &req.res.plural, name));
-        }
-        let replicas = scale
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| {
-                ApiError::invalid(
+    let stored = write::update(
+        req,
+        name,
+        Part::Main,
+        write::Tracking::Update,
+        Some("scale"),
+        |cur| {
+            let scale = f(&to_scale(req, cur))?;
+            if let Some(rv) = scale
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                && !rv.is_empty()
+                && Some(rv)
+                    != cur
+                        .pointer("/metadata/resourceVersion")
+                        .and_then(Value::as_str)
+            {
+                return Err(ApiError::stale(&req.res.group, &req.res.plural, name));
+            }
+            let replicas = scale
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "autoscaling",
+                        "Scale",
+                        name,
+                        vec![crate::error::Cause::required("spec.replicas")],
+                    )
+                })?;
+            if replicas < 0 {
+                return Err(ApiError::invalid(
                     "autoscaling",
                     "Scale",
                     name,
-                    vec![crate::error::Cause::required("spec.replicas")],
-                )
-            })?;
-        if replicas < 0 {
-            return Err(ApiError::invalid(
-                "autoscaling",
-                "Scale",
-                name,
-                vec![crate::error::Cause::invalid(
-                    "spec.replicas",
-                    &json!(replicas),
-                    "must be greater than or equal to 0",
-                )],
-            ));
-        }
-        let mut next = set_replicas(req, cur, replicas);
-        next["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"].clone();
-        Ok(next)
-    })?;
+                    vec![crate::error::Cause::invalid(
+                        "spec.replicas",
+                        &json!(replicas),
+                        "must be greater than or equal to 0",
+                    )],
+                ));
+            }
+            let mut next = set_replicas(req, cur, replicas);
+            next["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"].clone();
+            Ok(next)
+        },
+    )?;
     Ok(crate::http::respond(
         StatusCode::OK,
         &to_scale(req, &stored),

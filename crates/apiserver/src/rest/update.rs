@@ -1,7 +1,7 @@
 //! PUT: replace an object, its status, or a namespace's finalizers.
 
 use super::Req;
-use super::write::{self, Part};
+use super::write::{self, Part, Tracking};
 use crate::error::ApiResult;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -10,6 +10,6 @@ use axum::response::Response;
 pub fn update(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult<Response> {
     let obj = req.decode_body(body)?;
     let part = Part::of(sub)?;
-    let stored = write::update(req, name, part, |_| Ok(obj))?;
+    let stored = write::update(req, name, part, Tracking::Update, None, |_| Ok(obj))?;
     Ok(req.respond_object(StatusCode::OK, &stored))
 }

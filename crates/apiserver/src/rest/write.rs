@@ -33,6 +33,63 @@ impl Part {
     }
 }
 
+/// How a write records field ownership.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tracking {
+    /// A non-apply write: the request's field manager becomes an `Update` manager.
+    Update,
+    /// A server-side apply: managedFields were already computed.
+    Applied,
+}
+
+/// The field manager of a non-apply request: `fieldManager`, or the user agent up to its first
+/// `/`, as kube-apiserver defaults it.
+pub fn manager_name(req: &Req) -> ApiResult<String> {
+    let name = match req.q("fieldManager") {
+        Some(m) if !m.is_empty() => m.to_string(),
+        _ => {
+            let ua = req
+                .headers
+                .get(axum::http::header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let prefix = ua.split('/').next().unwrap_or("");
+            prefix.chars().take(128).collect()
+        }
+    };
+    if name.len() > 128 {
+        return Err(ApiError::bad_request(
+            "fieldManager: Too long: may not be more than 128 bytes",
+        ));
+    }
+    if name.chars().any(|c| c.is_control()) {
+        return Err(ApiError::bad_request(
+            "fieldManager: Invalid value: must only contain printable characters",
+        ));
+    }
+    Ok(name)
+}
+
+fn subresource_of(part: Part) -> &'static str {
+    match part {
+        Part::Main => "",
+        Part::Status => "status",
+        Part::Finalize => "finalize",
+    }
+}
+
+/// Records an `Update` manager for a non-apply write.
+fn track(req: &Req, subresource: &str, live: Option<&Value>, next: &mut Value) -> ApiResult<()> {
+    let manager = manager_name(req)?;
+    let typed = req
+        .state
+        .types
+        .get(&req.res, req.state.registry.generation());
+    let fm = crate::fieldmanager::FieldManager::new(&typed, &req.res, subresource);
+    fm.update(live, next, &manager);
+    Ok(())
+}
+
 /// Checks `apiVersion` and `kind` of a body against the endpoint, filling them when absent.
 pub fn check_type(req: &Req, obj: &mut Value) -> ApiResult<()> {
     let want_av = req.res.api_version();
@@ -111,7 +168,7 @@ fn validate(req: &Req, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
 
 /// Creates an object (the body already decoded). Returns the stored (or, for dry runs, the
 /// would-be) object.
-pub fn create(req: &Req, mut obj: Value) -> ApiResult<Arc<Value>> {
+pub fn create(req: &Req, mut obj: Value, tracking: Tracking) -> ApiResult<Arc<Value>> {
     check_type(req, &mut obj)?;
     check_namespace_field(req, &mut obj)?;
     let dry_run = req.dry_run()?;
@@ -165,6 +222,9 @@ pub fn create(req: &Req, mut obj: Value) -> ApiResult<Arc<Value>> {
         if tracks {
             meta.insert("generation".into(), json!(1));
         }
+    }
+    if tracking == Tracking::Update {
+        track(req, "", None, &mut obj)?;
     }
     let obj = hooks::normalize(obj);
     let key = req.key(&name);
@@ -311,8 +371,11 @@ pub fn update(
     req: &Req,
     name: &str,
     part: Part,
+    tracking: Tracking,
+    subresource: Option<&str>,
     propose: impl FnOnce(&Value) -> ApiResult<Value>,
 ) -> ApiResult<Arc<Value>> {
+    let subresource = subresource.unwrap_or(subresource_of(part));
     let dry_run = req.dry_run()?;
     let key = req.key(name);
     let decide = |cur: Option<&Arc<Value>>| -> ApiResult<(Change, Option<Value>)> {
@@ -323,6 +386,9 @@ pub fn update(
         let mut next = merge_for_update(req, part, cur, proposal)?;
         hooks::prepare_update(&req.res, cur, &mut next);
         validate(req, &next, Some(cur))?;
+        if tracking == Tracking::Update {
+            track(req, subresource, Some(cur), &mut next)?;
+        }
         let next = hooks::normalize(next);
         if next == **cur {
             return Ok((Change::Keep, None));
