@@ -84,7 +84,9 @@ pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult
                     patch_invalid(
                         req,
                         name,
-                        format!("the server rejected our request due to an error in our request: {e}"),
+                        format!(
+                            "the server rejected our request due to an error in our request: {e}"
+                        ),
                     )
                 })?;
                 Ok(next)

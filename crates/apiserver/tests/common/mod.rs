@@ -49,6 +49,10 @@ impl TestServer {
     }
 
     pub fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        self.kubectl_full(args, stdin, &[])
+    }
+
+    pub fn kubectl_full(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
         let bin = kubectl_bin();
         let mut cmd = Command::new(&bin);
         cmd.arg("--kubeconfig")
@@ -57,6 +61,9 @@ impl TestServer {
             .arg(self.dir.path().join("kube-cache"))
             .args(args);
         cmd.env_remove("KUBECONFIG");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         if let Some(input) = stdin {
             use std::io::Write;
             cmd.stdin(std::process::Stdio::piped());
@@ -96,6 +103,31 @@ impl TestServer {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// kubectl with extra environment that must succeed; returns stdout.
+    #[allow(dead_code)]
+    pub fn ok_env(&self, args: &[&str], env: &[(&str, &str)]) -> String {
+        let out = self.kubectl_full(args, None, env);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// kubectl reading stdin that must fail; returns stderr.
+    #[allow(dead_code)]
+    pub fn fails_stdin(&self, args: &[&str], stdin: &str) -> String {
+        let out = self.kubectl_stdin(args, Some(stdin));
+        assert!(
+            !out.status.success(),
+            "kubectl {args:?} should have failed; stdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
     /// kubectl that must fail; returns stderr.
