@@ -21,6 +21,7 @@ pub mod discovery;
 pub mod error;
 mod fieldmanager;
 mod fieldsel;
+mod fieldvalidation;
 mod hooks;
 pub mod http;
 mod objects;

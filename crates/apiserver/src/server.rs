@@ -385,6 +385,7 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
                 path,
                 query: http::query(&parts.uri),
                 headers: parts.headers,
+                warnings: Default::default(),
                 neg,
             };
             crate::rest::handle(r, parts.method, body).await

@@ -218,7 +218,28 @@ async fn custom_resources() {
     let res = t.ok(&["api-resources", "--api-group=example.com"]);
     assert!(res.contains("widgets") && res.contains("wd"), "{res}");
     let w = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: small}\nspec: {size: 3, color: red, bogus: 1}\n";
-    t.ok_stdin(&["create", "-f", "-"], w);
+    // kubectl validates strictly by default: the server rejects the unknown field...
+    let err = t.kubectl_stdin(&["create", "-f", "-"], Some(w));
+    assert!(!err.status.success());
+    let stderr = String::from_utf8_lossy(&err.stderr);
+    assert!(
+        stderr.contains(
+            "Widget in version \"v1\" cannot be handled as a Widget: strict decoding error: unknown field \"spec.bogus\""
+        ),
+        "{stderr}"
+    );
+    // ...warns with --validate=warn, and prunes it silently with --validate=false.
+    let warned = t.kubectl_stdin(
+        &["create", "--validate=warn", "--dry-run=server", "-f", "-"],
+        Some(w),
+    );
+    assert!(warned.status.success());
+    let stderr = String::from_utf8_lossy(&warned.stderr);
+    assert!(
+        stderr.contains("Warning: unknown field \"spec.bogus\""),
+        "{stderr}"
+    );
+    t.ok_stdin(&["create", "--validate=false", "-f", "-"], w);
     let table = t.ok(&["get", "widgets"]);
     let mut lines = table.lines();
     let header: Vec<&str> = lines.next().expect("header").split_whitespace().collect();

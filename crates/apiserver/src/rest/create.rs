@@ -8,7 +8,8 @@ use axum::response::Response;
 
 /// Creates the object in the body; 201 with the stored object.
 pub fn create(req: &Req, body: &[u8]) -> ApiResult<Response> {
-    let obj = req.decode_body(body)?;
+    let mut obj = req.decode_body(body)?;
+    req.check_fields(&mut obj, Some(body), true)?;
     let stored = write::create(req, obj, write::Tracking::Update)?;
     Ok(req.respond_object(StatusCode::CREATED, &stored))
 }

@@ -36,6 +36,8 @@ pub struct Req {
     pub query: HashMap<String, String>,
     /// Request headers.
     pub headers: HeaderMap,
+    /// `Warning` headers to send with the response.
+    pub warnings: std::sync::Mutex<Vec<String>>,
     /// What the client accepts.
     pub neg: Negotiated,
 }
@@ -102,8 +104,70 @@ impl Req {
         out
     }
 
+    /// Drops fields the resource's schema does not declare and applies the request's
+    /// `fieldValidation` directive to them and to duplicate fields of a JSON `body`.
+    /// `whole_body`: the object is a request body (create, update), not a patch result.
+    pub fn check_fields(
+        &self,
+        obj: &mut Value,
+        body: Option<&[u8]>,
+        whole_body: bool,
+    ) -> ApiResult<()> {
+        use crate::fieldvalidation as fv;
+        let directive = fv::directive(self.q("fieldValidation"))?;
+        let typed = self
+            .state
+            .types
+            .get(&self.res, self.state.registry.generation());
+        let unknown = fv::drop_unknown(&typed, obj);
+        let json_body = body.filter(|b| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
+        let duplicate = json_body.map(fv::duplicate_fields).unwrap_or_default();
+        let problems = fv::problems(&unknown, &duplicate);
+        if problems.is_empty() {
+            return Ok(());
+        }
+        match directive {
+            fv::Directive::Ignore => Ok(()),
+            fv::Directive::Warn => {
+                self.warnings
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(problems);
+                Ok(())
+            }
+            fv::Directive::Strict => {
+                let detail = format!("strict decoding error: {}", problems.join(", "));
+                Err(ApiError::bad_request(if whole_body {
+                    format!(
+                        "{kind} in version \"{v}\" cannot be handled as a {kind}: {detail}",
+                        kind = self.res.kind,
+                        v = self.res.version
+                    )
+                } else {
+                    detail
+                }))
+            }
+        }
+    }
+
+    fn add_warnings(&self, mut resp: Response) -> Response {
+        let warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        for w in warnings.iter() {
+            let text = format!("299 - \"{}\"", w.replace('\\', "\\\\").replace('"', "\\\""));
+            if let Ok(v) = axum::http::HeaderValue::from_str(&text) {
+                resp.headers_mut().append(axum::http::header::WARNING, v);
+            }
+        }
+        resp
+    }
+
     /// Answers with one object, as a Table when asked for one.
     pub fn respond_object(&self, status: StatusCode, obj: &Value) -> Response {
+        let resp = self.respond_object_plain(status, obj);
+        self.add_warnings(resp)
+    }
+
+    fn respond_object_plain(&self, status: StatusCode, obj: &Value) -> Response {
         let shown = self.present(obj);
         if self.neg.table {
             let table = crate::table::to_table(

@@ -72,6 +72,7 @@ pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult
             write::update(req, name, part, Tracking::Update, None, |cur| {
                 let mut next = cur.clone();
                 json_patch::merge(&mut next, &p);
+                req.check_fields(&mut next, Some(body), false)?;
                 Ok(next)
             })?
         }
@@ -89,6 +90,7 @@ pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult
                         ),
                     )
                 })?;
+                req.check_fields(&mut next, None, false)?;
                 Ok(next)
             })?
         }
@@ -98,8 +100,10 @@ pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult
             })?;
             let definition = req.res.definition.clone().unwrap_or_default();
             write::update(req, name, part, Tracking::Update, None, |cur| {
-                tidegate_merge::smp::apply_builtin(cur, &p, &definition)
-                    .map_err(|e| patch_invalid(req, name, e.to_string()))
+                let mut next = tidegate_merge::smp::apply_builtin(cur, &p, &definition)
+                    .map_err(|e| patch_invalid(req, name, e.to_string()))?;
+                req.check_fields(&mut next, Some(body), false)?;
+                Ok(next)
             })?
         }
         "application/apply-patch+yaml" => return apply(req, name, part, sub, body),
@@ -135,8 +139,9 @@ fn apply(req: &Req, name: &str, part: Part, sub: Option<&str>, body: &[u8]) -> A
     };
     let text = std::str::from_utf8(body)
         .map_err(|_| ApiError::bad_request("error decoding YAML: the body is not UTF-8"))?;
-    let patch: Value = yaml_serde::from_str(text)
+    let mut patch: Value = yaml_serde::from_str(text)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    req.check_fields(&mut patch, Some(body), false)?;
     if !patch.is_object() {
         return Err(ApiError::bad_request(
             "error decoding YAML: the apply patch must be a YAML or JSON object",

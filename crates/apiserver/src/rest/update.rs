@@ -8,7 +8,8 @@ use axum::response::Response;
 
 /// Replaces the named object with the body.
 pub fn update(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult<Response> {
-    let obj = req.decode_body(body)?;
+    let mut obj = req.decode_body(body)?;
+    req.check_fields(&mut obj, Some(body), true)?;
     let part = Part::of(sub)?;
     let stored = write::update(req, name, part, Tracking::Update, None, |_| Ok(obj))?;
     Ok(req.respond_object(StatusCode::OK, &stored))
