@@ -85,12 +85,13 @@ fn configmap(name: &str, version: usize) -> Value {
         "metadata": {"name": name, "namespace": "default"}, "data": data})
 }
 
+/// One write: method, path, content type, body.
+type Write = (Method, String, &'static str, Vec<u8>);
+/// Builds the write number `i` to object `obj`.
+type MakeWrite = Arc<dyn Fn(usize, usize) -> Write + Send + Sync>;
+
 /// Runs `n` writes over OBJECTS objects (one worker per object); returns writes per second.
-async fn run(
-    ctx: Arc<Ctx>,
-    n: usize,
-    make: Arc<dyn Fn(usize, usize) -> (Method, String, &'static str, Vec<u8>) + Send + Sync>,
-) -> f64 {
+async fn run(ctx: Arc<Ctx>, n: usize, make: MakeWrite) -> f64 {
     let start = Instant::now();
     let mut tasks = Vec::new();
     for obj in 0..OBJECTS {

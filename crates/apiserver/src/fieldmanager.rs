@@ -4,7 +4,7 @@
 //! update managers; the client-side-apply upgrade for `kubectl`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use serde_json::{Map, Value, json};
 use tidegate_merge::{
@@ -266,27 +266,44 @@ fn is_reset(v: Option<&Value>) -> bool {
     }
 }
 
-/// Metadata no manager ever owns.
-fn strip_set() -> Set {
-    let mut s = Set::new();
-    s.insert(&Path::fields(&["apiVersion"]).0);
-    s.insert(&Path::fields(&["kind"]).0);
-    s.insert(&Path::fields(&["metadata"]).0);
-    for f in [
-        "name",
-        "namespace",
-        "creationTimestamp",
-        "selfLink",
-        "uid",
-        "clusterName",
-        "generation",
-        "managedFields",
-        "resourceVersion",
-    ] {
-        s.insert(&Path::fields(&["metadata", f]).0);
-    }
-    s
+/// Metadata no manager ever owns, built once.
+fn strip_set() -> &'static Set {
+    static SET: LazyLock<Set> = LazyLock::new(|| {
+        let mut paths = vec![
+            Path::fields(&["apiVersion"]),
+            Path::fields(&["kind"]),
+            Path::fields(&["metadata"]),
+        ];
+        for f in [
+            "name",
+            "namespace",
+            "creationTimestamp",
+            "selfLink",
+            "uid",
+            "clusterName",
+            "generation",
+            "managedFields",
+            "resourceVersion",
+        ] {
+            paths.push(Path::fields(&["metadata", f]));
+        }
+        Set::from_paths(paths)
+    });
+    &SET
 }
+
+/// Fields a write through the main resource never owns when there is a status subresource.
+static RESET_MAIN: LazyLock<Filter> =
+    LazyLock::new(|| Filter::Exclude(Set::from_paths([Path::fields(&["status"])])));
+
+/// Fields a write through the status subresource never owns.
+static RESET_STATUS: LazyLock<Filter> = LazyLock::new(|| {
+    Filter::Exclude(Set::from_paths([
+        Path::fields(&["spec"]),
+        Path::fields(&["metadata", "labels"]),
+        Path::fields(&["metadata", "annotations"]),
+    ]))
+});
 
 /// Update managers kept before the oldest are merged into `ancient-changes`.
 const MAX_UPDATE_MANAGERS: usize = 10;
@@ -296,7 +313,7 @@ pub struct FieldManager<'a> {
     typed: &'a Typed,
     api_version: String,
     subresource: String,
-    reset: Option<Filter>,
+    reset: Option<&'static Filter>,
 }
 
 fn now() -> String {
@@ -307,15 +324,9 @@ impl<'a> FieldManager<'a> {
     /// A field manager for writes to `res` (`subresource` empty for the main resource).
     pub fn new(typed: &'a Typed, res: &ResourceInfo, subresource: &str) -> FieldManager<'a> {
         let has_status = res.subresource("status").is_some();
-        let reset = match subresource {
-            "" if has_status => Some(Filter::Exclude(Set::from_paths([Path::fields(&[
-                "status",
-            ])]))),
-            "status" => Some(Filter::Exclude(Set::from_paths([
-                Path::fields(&["spec"]),
-                Path::fields(&["metadata", "labels"]),
-                Path::fields(&["metadata", "annotations"]),
-            ]))),
+        let reset: Option<&'static Filter> = match subresource {
+            "" if has_status => Some(&RESET_MAIN),
+            "status" => Some(&RESET_STATUS),
             _ => None,
         };
         FieldManager {
@@ -328,7 +339,7 @@ impl<'a> FieldManager<'a> {
 
     fn updater(&self) -> Updater<'_> {
         let mut ignore = BTreeMap::new();
-        if let Some(f) = &self.reset {
+        if let Some(f) = self.reset {
             ignore.insert(self.api_version.clone(), f.clone());
         }
         Updater {
@@ -583,7 +594,7 @@ fn update_last_applied(object: &mut Value, patch: &Value) {
 fn strip(managed: &mut Managed) {
     let s = strip_set();
     for vs in managed.fields.values_mut() {
-        vs.set = vs.set.difference(&s);
+        vs.set = vs.set.difference(s);
     }
     managed.fields.retain(|_, vs| !vs.set.is_empty());
     managed.times.retain(|k, _| managed.fields.contains_key(k));

@@ -340,16 +340,7 @@ async fn bad_patches_and_applies() {
             "invalid object type: /v1, Kind=Pod",
         ),
     ];
-    for (req, code, text) in cases {
-        let uri = req.uri().to_string();
-        match client.request_text(req).await {
-            Err(kube::Error::Api(s)) => {
-                assert_eq!(s.code, code, "{uri}: {s:?}");
-                assert!(s.message.contains(text), "{uri}: {}", s.message);
-            }
-            other => panic!("{uri}: expected {code}, got {other:?}"),
-        }
-    }
+    common::expect_statuses(&client, cases).await;
     assert_eq!(t.server.state().store.revision(), before, "nothing stored");
     // Apply conflicts answer 409 with FieldManagerConflict causes.
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");

@@ -496,16 +496,7 @@ async fn bad_requests_get_kube_status_codes_and_store_nothing() {
             "does not match the expected kind",
         ),
     ];
-    for (req, code, text) in cases {
-        let uri = req.uri().to_string();
-        match client.request_text(req).await {
-            Err(kube::Error::Api(s)) => {
-                assert_eq!(s.code, code, "{uri}: {s:?}");
-                assert!(s.message.contains(text), "{uri}: {}", s.message);
-            }
-            other => panic!("{uri}: expected {code}, got {other:?}"),
-        }
-    }
+    common::expect_statuses(&client, cases).await;
     assert_eq!(
         t.server.state().store.revision(),
         before,

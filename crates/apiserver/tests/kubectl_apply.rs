@@ -36,6 +36,13 @@ metadata:
     )
 }
 
+/// `kubectl -n ssa patch deployment web` with extra arguments.
+fn patch_web(t: &common::TestServer, extra: &[&str]) -> String {
+    let mut args = vec!["-n", "ssa", "patch", "deployment", "web"];
+    args.extend_from_slice(extra);
+    t.ok(&args)
+}
+
 fn get_json(t: &common::TestServer, args: &[&str]) -> Value {
     let mut full = vec!["get"];
     full.extend_from_slice(args);
@@ -145,17 +152,15 @@ async fn server_side_apply_ownership_and_conflicts() {
     );
 
     // An Update manager (kubectl patch) then owns replicas; A's apply conflicts "using apps/v1".
-    t.ok(&[
-        "-n",
-        "ssa",
-        "patch",
-        "deployment",
-        "web",
-        "--type=merge",
-        "--field-manager=mgr-c",
-        "-p",
-        r#"{"spec":{"replicas":7}}"#,
-    ]);
+    patch_web(
+        &t,
+        &[
+            "--type=merge",
+            "--field-manager=mgr-c",
+            "-p",
+            r#"{"spec":{"replicas":7}}"#,
+        ],
+    );
     let err = t.fails_stdin(
         &["apply", "--server-side", "--field-manager=mgr-a", "-f", "-"],
         &deployment(Some(2), None, "nginx:1.25"),
@@ -277,15 +282,13 @@ async fn client_side_apply_edit_patch_scale_diff() {
     assert_eq!(obj.pointer("/spec/replicas"), Some(&serde_json::json!(3)));
 
     // kubectl patch: strategic (merge by container name), merge and JSON patch.
-    t.ok(&[
-        "-n",
-        "ssa",
-        "patch",
-        "deployment",
-        "web",
-        "-p",
-        r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}}}"#,
-    ]);
+    patch_web(
+        &t,
+        &[
+            "-p",
+            r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}}}"#,
+        ],
+    );
     let obj = get_json(&t, &["-n", "ssa", "deployment", "web"]);
     let names: Vec<&str> = obj
         .pointer("/spec/template/spec/containers")
@@ -297,35 +300,29 @@ async fn client_side_apply_edit_patch_scale_diff() {
     // Kubernetes puts items added by a strategic merge patch without `$setElementOrder` before
     // the server's items (apimachinery's normalizeElementOrder).
     assert_eq!(names, vec!["sidecar", "web"]);
-    t.ok(&[
-        "-n",
-        "ssa",
-        "patch",
-        "deployment",
-        "web",
-        "-p",
-        r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","$patch":"delete"}]}}}}"#,
-    ]);
-    t.ok(&[
-        "-n",
-        "ssa",
-        "patch",
-        "deployment",
-        "web",
-        "--type=json",
-        "-p",
-        r#"[{"op":"add","path":"/spec/minReadySeconds","value":4}]"#,
-    ]);
-    t.ok(&[
-        "-n",
-        "ssa",
-        "patch",
-        "deployment",
-        "web",
-        "--type=merge",
-        "-p",
-        r#"{"metadata":{"annotations":{"note":"x"}}}"#,
-    ]);
+    patch_web(
+        &t,
+        &[
+            "-p",
+            r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","$patch":"delete"}]}}}}"#,
+        ],
+    );
+    patch_web(
+        &t,
+        &[
+            "--type=json",
+            "-p",
+            r#"[{"op":"add","path":"/spec/minReadySeconds","value":4}]"#,
+        ],
+    );
+    patch_web(
+        &t,
+        &[
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"annotations":{"note":"x"}}}"#,
+        ],
+    );
     let obj = get_json(&t, &["-n", "ssa", "deployment", "web"]);
     assert_eq!(
         obj.pointer("/spec/template/spec/containers")

@@ -64,26 +64,21 @@ impl Walker<'_> {
             Ok(r) => r,
             Err(e) => return self.errs.extend(e),
         };
-        let (Some(ls), Some(rs)) = (
-            shape_of(r, lhs.or(rhs)).map(|s| (s, lhs)),
-            shape_of(r, rhs.or(lhs)),
-        ) else {
+        let (Some(ls), Some(rs)) = (shape_of(r, lhs.or(rhs)), shape_of(r, rhs.or(lhs))) else {
             return self
                 .errs
                 .extend(ValidationErrors::one("schema error: invalid atom"));
         };
-        let (ls, _) = ls;
-        let mut in_leaf = false;
-        if rhs.is_none() {
-            in_leaf = self.handle(ls, lhs, rhs);
+        let in_leaf = if rhs.is_none() {
+            self.handle(ls, lhs, rhs)
         } else if lhs.is_none() || ls.same_kind(&rs) {
-            in_leaf = self.handle(rs, lhs, rhs);
+            self.handle(rs, lhs, rhs)
         } else {
             // The shapes differ (possible with untyped types): both handlers run; only the
             // second one's leaf state counts.
             self.handle(ls, lhs, rhs);
-            in_leaf = in_leaf || self.handle(rs, lhs, rhs);
-        }
+            self.handle(rs, lhs, rhs)
+        };
         if !in_leaf {
             if lhs.is_none() {
                 self.out.added.insert(&self.path);

@@ -34,7 +34,7 @@ pub fn schema_from_definitions(defs: &Map<String, Value>) -> Schema {
                 ..Atom::default()
             }
         } else if name == RAW_EXTENSION {
-            untyped_atomic(&schema)
+            schema.untyped_atomic()
         } else {
             let mut c = Converter {
                 schema: &mut schema,
@@ -46,21 +46,6 @@ pub fn schema_from_definitions(defs: &Map<String, Value>) -> Schema {
         schema.define(i, atom);
     }
     schema
-}
-
-fn untyped_atomic(schema: &Schema) -> Atom {
-    let atomic = schema
-        .type_ref(UNTYPED_ATOMIC)
-        .unwrap_or_else(|| schema.deduced());
-    Atom {
-        scalar: Some(Scalar::Untyped),
-        list: Some(ListType {
-            element: atomic.clone(),
-            relationship: Relationship::Atomic,
-            keys: Vec::new(),
-        }),
-        map: Some(MapType::new(Vec::new(), Some(atomic), Relationship::Atomic)),
-    }
 }
 
 /// A CRD version's schema: the built-in definitions plus a root type `__root__` from the CRD's

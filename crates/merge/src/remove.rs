@@ -84,7 +84,9 @@ fn walk(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set, extract: bool) -> V
                 };
                 if set.has_member(&pe) {
                     if extract {
-                        out.insert(k.clone(), walk_extract_all(schema, ft, val, set));
+                        // As structured-merge-diff does, the value below an extracted member is
+                        // walked with the parent's whole set.
+                        out.insert(k.clone(), walk(schema, ft, val, set, true));
                     }
                     continue;
                 }
@@ -106,10 +108,4 @@ fn walk(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set, extract: bool) -> V
             }
         }
     }
-}
-
-/// Extraction below a member: structured-merge-diff recurses with the parent's whole set, which
-/// keeps the member's value as far as that set reaches.
-fn walk_extract_all(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> Value {
-    walk(schema, tr, v, set, true)
 }

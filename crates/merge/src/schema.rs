@@ -175,8 +175,8 @@ impl<'a> Resolved<'a> {
     }
 }
 
-/// A set of named types.
-#[derive(Clone, Debug, Default)]
+/// A set of named types; every schema starts with the two untyped types.
+#[derive(Clone, Debug)]
 pub struct Schema {
     types: Vec<Atom>,
     names: HashMap<String, usize>,
@@ -186,46 +186,51 @@ pub struct Schema {
 pub const UNTYPED_ATOMIC: &str = "__untyped_atomic_";
 /// Name of the untyped deduced type every schema carries.
 pub const UNTYPED_DEDUCED: &str = "__untyped_deduced_";
+const ATOMIC_INDEX: usize = 0;
+const DEDUCED_INDEX: usize = 1;
+
+/// An untyped atom: any scalar, atomic lists of untyped atomic values, and maps whose values are
+/// of type `map_element` with relationship `map_rel`.
+fn untyped(map_element: usize, map_rel: Relationship) -> Atom {
+    Atom {
+        scalar: Some(Scalar::Untyped),
+        list: Some(ListType {
+            element: TypeRef::named(ATOMIC_INDEX),
+            relationship: Relationship::Atomic,
+            keys: Vec::new(),
+        }),
+        map: Some(MapType::new(
+            Vec::new(),
+            Some(TypeRef::named(map_element)),
+            map_rel,
+        )),
+    }
+}
+
+impl Default for Schema {
+    fn default() -> Schema {
+        Schema::new()
+    }
+}
 
 impl Schema {
     /// An empty schema holding only the two untyped types.
     pub fn new() -> Schema {
-        let mut s = Schema::default();
+        let mut s = Schema {
+            types: Vec::new(),
+            names: HashMap::new(),
+        };
         let atomic = s.declare(UNTYPED_ATOMIC);
         let deduced = s.declare(UNTYPED_DEDUCED);
-        s.define(
-            atomic,
-            Atom {
-                scalar: Some(Scalar::Untyped),
-                list: Some(ListType {
-                    element: TypeRef::named(atomic),
-                    relationship: Relationship::Atomic,
-                    keys: Vec::new(),
-                }),
-                map: Some(MapType::new(
-                    Vec::new(),
-                    Some(TypeRef::named(atomic)),
-                    Relationship::Atomic,
-                )),
-            },
-        );
-        s.define(
-            deduced,
-            Atom {
-                scalar: Some(Scalar::Untyped),
-                list: Some(ListType {
-                    element: TypeRef::named(atomic),
-                    relationship: Relationship::Atomic,
-                    keys: Vec::new(),
-                }),
-                map: Some(MapType::new(
-                    Vec::new(),
-                    Some(TypeRef::named(deduced)),
-                    Relationship::Separable,
-                )),
-            },
-        );
+        debug_assert_eq!((atomic, deduced), (ATOMIC_INDEX, DEDUCED_INDEX));
+        s.define(atomic, untyped(ATOMIC_INDEX, Relationship::Atomic));
+        s.define(deduced, untyped(DEDUCED_INDEX, Relationship::Separable));
         s
+    }
+
+    /// The untyped atomic type: any value, owned as a whole.
+    pub fn untyped_atomic(&self) -> Atom {
+        self.types[ATOMIC_INDEX].clone()
     }
 
     /// Reserves a name (idempotent) and returns its index.
@@ -261,7 +266,7 @@ impl Schema {
 
     /// Reference to the untyped deduced type (maps granular, lists atomic).
     pub fn deduced(&self) -> TypeRef {
-        TypeRef::named(self.names[UNTYPED_DEDUCED])
+        TypeRef::named(DEDUCED_INDEX)
     }
 
     /// Resolves a reference. `None` when an override is applied to a scalar-only type.

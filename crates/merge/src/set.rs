@@ -196,15 +196,12 @@ impl Set {
             };
             let c = match child_type {
                 Some(t) => child.ensure_named_fields_are_members(schema, t),
-                None => child.without_types(),
+                // Below an element of unknown type no field is named.
+                None => child.clone(),
             };
             children.insert(pe.clone(), c);
         }
         Set { members, children }
-    }
-
-    fn without_types(&self) -> Set {
-        self.clone()
     }
 
     /// Every path, members before children at each level, in order.

@@ -215,7 +215,6 @@ impl Updater<'_> {
         c
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn update_managers(
         &self,
         old: &Value,

@@ -12,7 +12,7 @@ use tidegate_merge::schema::Schema;
 use tidegate_merge::smd_format::schema_from_smd_yaml;
 use tidegate_merge::{
     ConvertError, Converter, Filter, Identity, ManagedFields, MergeError, Roots, Set, TypeRef,
-    Updater, extract_items, merge, to_field_set, validate,
+    Updater, extract_items, merge, validate,
 };
 
 /// Cases not run, with the reason. Everything else must pass.
@@ -314,18 +314,13 @@ fn run_op(
     Ok(())
 }
 
-fn check_case(
-    case: &Value,
-    schemas: &BTreeMap<String, Schema>,
-    converters: &BTreeMap<String, Value>,
-) -> Result<(), String> {
+fn check_case(case: &Value, schemas: &BTreeMap<String, Schema>) -> Result<(), String> {
     let schema_name = case["schema"].as_str().unwrap_or("deduced");
     let schema = if schema_name == "deduced" {
         Schema::new()
     } else {
         schemas.get(schema_name).ok_or("unknown schema")?.clone()
     };
-    let _ = converters;
     let converter: Box<dyn Converter> = match case.get("converter").and_then(Value::as_str) {
         None => Box::new(Identity),
         Some("renaming") => Box::new(TestConverter::Renaming),
@@ -338,8 +333,7 @@ fn check_case(
     };
     // Version -> type.
     let mut by_version: BTreeMap<String, TypeRef> = BTreeMap::new();
-    let same: TypeRef;
-    let roots = if let Some(vt) = case.get("versionTypes").and_then(Value::as_object) {
+    let same = if let Some(vt) = case.get("versionTypes").and_then(Value::as_object) {
         for (v, t) in vt {
             let tr = schema
                 .type_ref(t.as_str().unwrap_or(""))
@@ -353,17 +347,12 @@ fn check_case(
         }
         None
     } else if let Some(rt) = case.get("rootType").and_then(Value::as_str) {
-        same = schema.type_ref(rt).ok_or("unknown root type")?;
-        Some(same)
+        Some(schema.type_ref(rt).ok_or("unknown root type")?)
     } else {
         Some(schema.deduced())
     };
-    let same_holder;
-    let roots = match roots {
-        Some(t) => {
-            same_holder = t;
-            Roots::Same(&same_holder)
-        }
+    let roots = match &same {
+        Some(t) => Roots::Same(t),
         None => Roots::ByVersion(&by_version),
     };
     let mut ignore = BTreeMap::new();
@@ -452,7 +441,6 @@ fn check_case(
     if let Some((n, _)) = state.managers.iter().find(|(_, vs)| vs.set.is_empty()) {
         return Err(format!("manager {n} has an empty set"));
     }
-    let _ = to_field_set;
     Ok(())
 }
 
@@ -509,11 +497,6 @@ fn structured_merge_diff_conformance() {
                 schema_from_smd_yaml(text).unwrap_or_else(|e| panic!("{name}: schema {k}: {e}")),
             );
         }
-        let converters: BTreeMap<String, Value> = doc
-            .get("converters")
-            .and_then(Value::as_object)
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-            .unwrap_or_default();
         for case in doc
             .get("cases")
             .and_then(Value::as_array)
@@ -525,7 +508,7 @@ fn structured_merge_diff_conformance() {
                 skipped += 1;
                 continue;
             }
-            match check_case(case, &schemas, &converters) {
+            match check_case(case, &schemas) {
                 Ok(()) => passed += 1,
                 Err(e) => failures.push(format!("{name} {cname}: {e}")),
             }

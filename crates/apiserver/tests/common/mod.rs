@@ -84,61 +84,63 @@ impl TestServer {
 
     /// kubectl that must succeed; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let out = self.kubectl(args);
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded(args, self.kubectl(args))
     }
 
+    /// kubectl reading stdin that must succeed; returns stdout.
     pub fn ok_stdin(&self, args: &[&str], stdin: &str) -> String {
-        let out = self.kubectl_stdin(args, Some(stdin));
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded(args, self.kubectl_stdin(args, Some(stdin)))
     }
 
     /// kubectl with extra environment that must succeed; returns stdout.
-    #[allow(dead_code)]
     pub fn ok_env(&self, args: &[&str], env: &[(&str, &str)]) -> String {
-        let out = self.kubectl_full(args, None, env);
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded(args, self.kubectl_full(args, None, env))
     }
 
     /// kubectl reading stdin that must fail; returns stderr.
-    #[allow(dead_code)]
     pub fn fails_stdin(&self, args: &[&str], stdin: &str) -> String {
-        let out = self.kubectl_stdin(args, Some(stdin));
-        assert!(
-            !out.status.success(),
-            "kubectl {args:?} should have failed; stdout: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
+        failed(args, self.kubectl_stdin(args, Some(stdin)))
     }
 
     /// kubectl that must fail; returns stderr.
     pub fn fails(&self, args: &[&str]) -> String {
-        let out = self.kubectl(args);
-        assert!(
-            !out.status.success(),
-            "kubectl {args:?} should have failed; stdout: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
+        failed(args, self.kubectl(args))
+    }
+}
+
+fn succeeded(args: &[&str], out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn failed(args: &[&str], out: Output) -> String {
+    assert!(
+        !out.status.success(),
+        "kubectl {args:?} should have failed; stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Sends each raw request and requires the given status code and a message containing the text.
+pub async fn expect_statuses(
+    client: &kube::Client,
+    cases: Vec<(axum::http::Request<Vec<u8>>, u16, &str)>,
+) {
+    for (req, code, text) in cases {
+        let uri = req.uri().to_string();
+        match client.request_text(req).await {
+            Err(kube::Error::Api(s)) => {
+                assert_eq!(s.code, code, "{uri}: {s:?}");
+                assert!(s.message.contains(text), "{uri}: {}", s.message);
+            }
+            other => panic!("{uri}: expected {code}, got {other:?}"),
+        }
     }
 }
 
