@@ -1,6 +1,7 @@
 //! The `tidegate` binary: a thin command-line layer over the library crates.
 
 mod apiserver;
+mod kustomize;
 
 use clap::{Parser, Subcommand};
 
@@ -22,6 +23,8 @@ struct Cli {
 enum Command {
     /// Run the embedded Kubernetes-compatible API server alone.
     Apiserver(apiserver::Args),
+    /// Build a kustomization and print the YAML stream (like `kubectl kustomize`).
+    Kustomize(kustomize::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -36,12 +39,16 @@ fn main() -> anyhow::Result<()> {
     } else {
         builder.init();
     }
+    if let Command::Kustomize(args) = cli.command {
+        return kustomize::run(args);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         match cli.command {
             Command::Apiserver(args) => apiserver::run(args).await,
+            Command::Kustomize(_) => Ok(()),
         }
     })
 }
