@@ -96,13 +96,12 @@ fn walk_map(
         }
         return Ok(());
     }
-    if !map.contains_key(name) || map.get(name).is_some_and(Value::is_null) {
+    if map.get(name).is_none_or(Value::is_null) {
         if !create || all_items {
             return Ok(());
         }
         if rest.is_empty() {
-            map.insert(name.to_string(), Value::Null);
-            let slot = map.get_mut(name).expect("just inserted");
+            let slot = map.entry(name.to_string()).or_insert(Value::Null);
             f(slot)?;
             if slot.is_null() {
                 map.remove(name);
@@ -111,7 +110,9 @@ fn walk_map(
         }
         map.insert(name.to_string(), Value::Object(Map::new()));
     }
-    let child = map.get_mut(name).expect("present");
+    let Some(child) = map.get_mut(name) else {
+        return Ok(());
+    };
     if rest.is_empty() {
         return match child {
             Value::Array(items) if all_items => {
@@ -224,77 +225,15 @@ pub struct Config {
     pub labels: Vec<FieldSpec>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct BuiltinTable {
-    #[serde(default)]
-    name_prefix: Vec<RawSpec>,
-    #[serde(default)]
-    name_suffix: Vec<RawSpec>,
-    #[serde(default)]
-    namespace: Vec<RawSpec>,
-    #[serde(default)]
-    common_labels: Vec<RawSpec>,
-    #[serde(default)]
-    template_labels: Vec<RawSpec>,
-    #[serde(default)]
-    metadata_labels: Vec<RawSpec>,
-    #[serde(default)]
-    common_annotations: Vec<RawSpec>,
-    #[serde(default)]
-    images: Vec<RawSpec>,
-    #[serde(default)]
-    replicas: Vec<RawSpec>,
-    #[serde(default)]
-    var_reference: Vec<RawSpec>,
-    #[serde(default)]
-    name_reference: Vec<BuiltinBackRef>,
-}
-
-#[derive(Deserialize)]
-struct BuiltinBackRef {
-    #[serde(default)]
-    group: String,
-    #[serde(default)]
-    version: String,
-    kind: String,
-    #[serde(default)]
-    referrers: Vec<RawSpec>,
-}
-
 fn specs(raw: &[RawSpec]) -> Vec<FieldSpec> {
     raw.iter().map(FieldSpec::from_raw).collect()
 }
 
 static BUILTIN: LazyLock<Config> = LazyLock::new(|| {
     // The table is committed with the source and checked by this module's tests.
-    let t: BuiltinTable =
+    let table: ConfigFile =
         yaml_serde::from_str(include_str!("fieldspecs.yaml")).expect("fieldspecs.yaml is valid");
-    Config {
-        name_prefix: specs(&t.name_prefix),
-        name_suffix: specs(&t.name_suffix),
-        namespace: specs(&t.namespace),
-        common_labels: specs(&t.common_labels),
-        template_labels: specs(&t.template_labels),
-        metadata_labels: specs(&t.metadata_labels),
-        common_annotations: specs(&t.common_annotations),
-        images: specs(&t.images),
-        replicas: specs(&t.replicas),
-        var_reference: specs(&t.var_reference),
-        labels: Vec::new(),
-        name_reference: t
-            .name_reference
-            .iter()
-            .map(|b| NameBackRef {
-                gvk: Gvk {
-                    group: b.group.clone(),
-                    version: b.version.clone(),
-                    kind: b.kind.clone(),
-                },
-                referrers: specs(&b.referrers),
-            })
-            .collect(),
-    }
+    Config::from_parsed(&table)
 });
 
 /// kustomize's default transformer configuration.
@@ -302,7 +241,8 @@ pub fn builtin() -> &'static Config {
     &BUILTIN
 }
 
-/// A `configurations:` file in kustomize's format.
+/// A transformer configuration file in kustomize's format (`configurations:` files, and the
+/// built-in table, which also has `metadataLabels` and names referrers `referrers`).
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ConfigFile {
@@ -316,6 +256,8 @@ struct ConfigFile {
     common_labels: Vec<RawSpec>,
     #[serde(default)]
     template_labels: Vec<RawSpec>,
+    #[serde(default)]
+    metadata_labels: Vec<RawSpec>,
     #[serde(default)]
     labels: Vec<RawSpec>,
     #[serde(default)]
@@ -339,7 +281,7 @@ struct FileBackRef {
     version: String,
     #[serde(default)]
     kind: String,
-    #[serde(default)]
+    #[serde(default, alias = "referrers")]
     field_specs: Vec<RawSpec>,
 }
 
@@ -347,13 +289,17 @@ impl Config {
     /// Parses a `configurations:` file.
     pub fn from_file(text: &str, file: &str) -> Result<Config> {
         let f: ConfigFile = crate::yaml::parse_as(text, file)?;
-        Ok(Config {
+        Ok(Config::from_parsed(&f))
+    }
+
+    fn from_parsed(f: &ConfigFile) -> Config {
+        Config {
             name_prefix: specs(&f.name_prefix),
             name_suffix: specs(&f.name_suffix),
             namespace: specs(&f.namespace),
             common_labels: specs(&f.common_labels),
             template_labels: specs(&f.template_labels),
-            metadata_labels: Vec::new(),
+            metadata_labels: specs(&f.metadata_labels),
             common_annotations: specs(&f.common_annotations),
             images: specs(&f.images),
             replicas: specs(&f.replicas),
@@ -371,7 +317,7 @@ impl Config {
                     referrers: specs(&b.field_specs),
                 })
                 .collect(),
-        })
+        }
     }
 
     /// Adds another configuration's specs (duplicates are dropped).

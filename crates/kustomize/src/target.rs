@@ -309,9 +309,7 @@ impl Builder {
                 acc.absorb(sub).map_err(|e| e.or_file(&level.file))?;
             } else {
                 self.check_file_placement(level, &path, r)?;
-                for res in self.read_resources(&path)? {
-                    acc.res.append(res)?;
-                }
+                acc.res.extend(self.read_resources(&path)?)?;
             }
         }
         for c in &k.configurations {
@@ -326,27 +324,22 @@ impl Builder {
             let cfg = transform::crds::config_from_crds(&text, &self.root.display(&path))?;
             acc.config.merge(&cfg);
         }
-        for g in &k.config_map_generator {
-            let r = generate::generate(
-                GeneratorKind::ConfigMap,
-                g,
-                k.generator_options.as_ref(),
-                &self.root,
-                &level.dir,
-                &level.file,
-            )?;
-            absorb_generated(&mut acc.res, r, &level.file)?;
-        }
-        for g in &k.secret_generator {
-            let r = generate::generate(
-                GeneratorKind::Secret,
-                g,
-                k.generator_options.as_ref(),
-                &self.root,
-                &level.dir,
-                &level.file,
-            )?;
-            absorb_generated(&mut acc.res, r, &level.file)?;
+        let generators = [
+            (GeneratorKind::ConfigMap, &k.config_map_generator),
+            (GeneratorKind::Secret, &k.secret_generator),
+        ];
+        for (kind, entries) in generators {
+            for g in entries {
+                let r = generate::generate(
+                    kind,
+                    g,
+                    k.generator_options.as_ref(),
+                    &self.root,
+                    &level.dir,
+                    &level.file,
+                )?;
+                absorb_generated(&mut acc.res, r, &level.file)?;
+            }
         }
         for c in &k.components {
             let path = self.root.resolve(&level.dir, c, &level.file)?;

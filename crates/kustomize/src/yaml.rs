@@ -544,13 +544,16 @@ fn go_parse_int(s: &str) -> bool {
     !digits.is_empty() && u64::from_str_radix(&digits, radix).is_ok()
 }
 
+/// A regular expression compiled once; the patterns are constants checked by this module's tests.
+macro_rules! static_regex {
+    ($pattern:expr) => {{
+        static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        RE.get_or_init(|| regex::Regex::new($pattern).expect("constant pattern"))
+    }};
+}
+
 fn is_yaml_float(s: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-            .expect("static regex")
-    })
-    .is_match(s)
+    static_regex!(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$").is_match(s)
 }
 
 fn go_parse_float(s: &str) -> bool {
@@ -558,22 +561,13 @@ fn go_parse_float(s: &str) -> bool {
 }
 
 fn is_base60_float(s: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
-            .expect("static regex")
-    })
-    .is_match(s)
+    static_regex!(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$").is_match(s)
 }
 
 fn looks_like_timestamp(s: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(
-            r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?$",
-        )
-        .expect("static regex")
-    })
+    static_regex!(
+        r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?$"
+    )
     .is_match(s)
 }
 
@@ -694,6 +688,25 @@ mod tests {
         let err = parse_stream("a: 1\n---\nb: [\n", "x.yaml").expect_err("invalid");
         assert_eq!(err.file.as_deref(), Some("x.yaml"));
         assert!(err.line.is_some(), "{err}");
+    }
+
+    #[test]
+    fn recognises_go_yaml_v2_non_strings() {
+        for s in [
+            "2001-01-01",
+            "1:20",
+            "1.5e3",
+            "0755",
+            "0x1F",
+            "yes",
+            "~",
+            "",
+        ] {
+            assert!(resolves_to_non_string(s), "{s}");
+        }
+        for s in ["1.2.3", "v1", "0x", "abc", "2001-01"] {
+            assert!(!resolves_to_non_string(s), "{s}");
+        }
     }
 
     #[test]

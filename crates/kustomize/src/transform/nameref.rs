@@ -8,7 +8,9 @@
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fieldspec::{Config, FieldSpec};
+use std::collections::HashMap;
+
+use crate::fieldspec::{Config, FieldSpec, NameBackRef};
 use crate::resmap::ResMap;
 use crate::resource::Gvk;
 
@@ -46,60 +48,79 @@ pub fn fix(res: &mut ResMap, config: &Config) -> Result<()> {
             suffixes: r.suffixes.clone(),
         })
         .collect();
-    for backref in &config.name_reference {
-        let target = FieldSpec {
-            group: backref.gvk.group.clone(),
-            version: backref.gvk.version.clone(),
-            kind: backref.gvk.kind.clone(),
-            path: String::new(),
-            segments: Vec::new(),
-            create: false,
-        };
-        let of_kind: Vec<&Candidate> = candidates
-            .iter()
-            .filter(|c| target.applies_to(&c.gvk))
-            .collect();
-        if of_kind.is_empty() {
-            continue;
-        }
-        for i in 0..res.resources.len() {
-            let r = &res.resources[i];
-            let gvk = r.gvk();
-            let referrer_cluster = gvk.is_cluster_scoped();
-            let referrer_current_ns = r.namespace().to_string();
-            let describe = r.describe();
-            let prefixes = r.prefixes.clone();
-            let suffixes = r.suffixes.clone();
-            let mut extra_ns: Vec<String> = Vec::new();
-            if gvk.kind == "RoleBinding"
-                && let Some(Value::Array(subjects)) = r.obj.get("subjects")
-            {
-                for s in subjects {
-                    if s.get("kind").and_then(Value::as_str) == Some("ServiceAccount")
-                        && let Some(ns) = s.get("namespace").and_then(Value::as_str)
-                    {
-                        extra_ns.push(ns.to_string());
+    // Per referenced kind: its candidates, indexed by every earlier name they had.
+    let tables: Vec<(&NameBackRef, HashMap<&str, Vec<&Candidate>>)> = config
+        .name_reference
+        .iter()
+        .filter_map(|backref| {
+            let target = FieldSpec {
+                group: backref.gvk.group.clone(),
+                version: backref.gvk.version.clone(),
+                kind: backref.gvk.kind.clone(),
+                path: String::new(),
+                segments: Vec::new(),
+                create: false,
+            };
+            let mut by_name: HashMap<&str, Vec<&Candidate>> = HashMap::new();
+            for c in candidates.iter().filter(|c| target.applies_to(&c.gvk)) {
+                for n in &c.previous_names {
+                    let bucket = by_name.entry(n.as_str()).or_default();
+                    if !bucket.iter().any(|x| x.index == c.index) {
+                        bucket.push(c);
                     }
                 }
             }
-            let role_ref = r.obj.get("roleRef").and_then(Value::as_object).map(|m| {
-                (
-                    m.get("kind")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    m.get("apiGroup")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                )
-            });
+            (!by_name.is_empty()).then_some((backref, by_name))
+        })
+        .collect();
+    if tables.is_empty() {
+        return Ok(());
+    }
+    for i in 0..res.resources.len() {
+        let r = &res.resources[i];
+        let gvk = r.gvk();
+        if !tables
+            .iter()
+            .any(|(b, _)| b.referrers.iter().any(|s| s.applies_to(&gvk)))
+        {
+            continue;
+        }
+        let referrer_cluster = gvk.is_cluster_scoped();
+        let referrer_current_ns = r.namespace().to_string();
+        let describe = r.describe();
+        let prefixes = r.prefixes.clone();
+        let suffixes = r.suffixes.clone();
+        let mut extra_ns: Vec<String> = Vec::new();
+        if gvk.kind == "RoleBinding"
+            && let Some(Value::Array(subjects)) = r.obj.get("subjects")
+        {
+            for s in subjects {
+                if s.get("kind").and_then(Value::as_str) == Some("ServiceAccount")
+                    && let Some(ns) = s.get("namespace").and_then(Value::as_str)
+                {
+                    extra_ns.push(ns.to_string());
+                }
+            }
+        }
+        let role_ref = r.obj.get("roleRef").and_then(Value::as_object).map(|m| {
+            (
+                m.get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                m.get("apiGroup")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            )
+        });
+        for (backref, by_name) in &tables {
             for spec in backref.referrers.iter().filter(|s| s.applies_to(&gvk)) {
                 let Some((leaf, parent)) = spec.segments.split_last() else {
                     continue;
                 };
                 let ctx = Ctx {
                     kind: &backref.gvk.kind,
-                    candidates: &of_kind,
+                    by_name,
                     self_index: i,
                     referrer_cluster,
                     referrer_current_ns: &referrer_current_ns,
@@ -132,7 +153,7 @@ pub fn fix(res: &mut ResMap, config: &Config) -> Result<()> {
 
 struct Ctx<'a> {
     kind: &'a str,
-    candidates: &'a [&'a Candidate],
+    by_name: &'a HashMap<&'a str, Vec<&'a Candidate>>,
     self_index: usize,
     referrer_cluster: bool,
     referrer_current_ns: &'a str,
@@ -209,8 +230,10 @@ fn ends_with(a: &[String], b: &[String]) -> bool {
 }
 
 fn pick<'a>(name: &str, explicit_ns: Option<&str>, ctx: &'a Ctx) -> Result<Option<&'a Candidate>> {
-    let mut pool: Vec<&Candidate> = ctx
-        .candidates
+    let Some(named) = ctx.by_name.get(name) else {
+        return Ok(None);
+    };
+    let mut pool: Vec<&Candidate> = named
         .iter()
         .copied()
         .filter(|c| c.index != ctx.self_index)
@@ -235,7 +258,6 @@ fn pick<'a>(name: &str, explicit_ns: Option<&str>, ctx: &'a Ctx) -> Result<Optio
             original
         };
     }
-    pool.retain(|c| c.previous_names.iter().any(|n| n == name));
     if let Some((kind, group)) = ctx.role_ref {
         pool.retain(|c| &c.gvk.kind == kind && group.as_ref().is_none_or(|g| g == &c.gvk.group));
     }

@@ -44,17 +44,15 @@ pub fn set(res: &mut ResMap, ns: &str, config: &Config) -> Result<()> {
             })?;
         }
     }
-    for (i, r) in res.resources.iter().enumerate() {
-        let id = r.id();
-        if res.resources[..i].iter().any(|o| o.id().same(&id)) {
-            return Err(Error::new(
-                ErrorKind::IdConflict,
-                format!(
-                    "namespace transformation produces ID conflict: {id} (from {})",
-                    r.origin
-                ),
-            ));
-        }
+    if let Some(r) = res.first_duplicate() {
+        return Err(Error::new(
+            ErrorKind::IdConflict,
+            format!(
+                "namespace transformation produces ID conflict: {} (from {})",
+                r.id(),
+                r.origin
+            ),
+        ));
     }
     Ok(())
 }

@@ -125,7 +125,10 @@ fn set_all(v: &mut Value, path: &[PathSeg], value: &Value, opts: &FieldOptions) 
                 };
                 m.insert(k.clone(), fresh);
             }
-            set_all(m.get_mut(k).expect("present"), rest, value, opts)
+            match m.get_mut(k) {
+                Some(child) => set_all(child, rest, value, opts),
+                None => Ok(0),
+            }
         }
         (PathSeg::Index(n), Value::Array(a)) => match a.get_mut(*n) {
             Some(x) => set_all(x, rest, value, opts),

@@ -163,10 +163,7 @@ fn merge(d: Option<&mut Value>, p: Option<&Value>, schema: Schema) -> Result<Opt
                 "wrong node kind: the patch has {p} where the resource has a map or list"
             )))
         }
-        (Some(d), Some(p)) => {
-            let _ = d;
-            Ok(Some(p.clone()))
-        }
+        (Some(_), Some(p)) => Ok(Some(p.clone())),
     }
 }
 
