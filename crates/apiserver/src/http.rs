@@ -28,6 +28,9 @@ pub struct Negotiated {
     pub format: Format,
     /// `as=Table;g=meta.k8s.io` requested.
     pub table: bool,
+    /// `as=PartialObjectMetadata[List];g=meta.k8s.io` requested: objects are answered with
+    /// their metadata only (what metadata-only informers ask for).
+    pub metadata_only: bool,
     /// `as=APIGroupDiscoveryList;g=apidiscovery.k8s.io;v=<v>` requested: the version.
     pub aggregated: Option<&'static str>,
     /// Only media types this server cannot produce were listed.
@@ -43,6 +46,7 @@ pub fn negotiate(headers: &HeaderMap) -> Negotiated {
     let mut out = Negotiated {
         format: Format::Json,
         table: false,
+        metadata_only: false,
         aggregated: None,
         unacceptable: false,
     };
@@ -69,6 +73,15 @@ pub fn negotiate(headers: &HeaderMap) -> Negotiated {
             (Some("Table"), Some("meta.k8s.io")) if matches!(v, Some("v1") | Some("v1beta1")) => {
                 if !any_ok {
                     out.table = true;
+                    out.format = if yaml { Format::Yaml } else { Format::Json };
+                    any_ok = true;
+                }
+            }
+            (Some("PartialObjectMetadata" | "PartialObjectMetadataList"), Some("meta.k8s.io"))
+                if matches!(v, Some("v1") | Some("v1beta1")) =>
+            {
+                if !any_ok {
+                    out.metadata_only = true;
                     out.format = if yaml { Format::Yaml } else { Format::Json };
                     any_ok = true;
                 }
@@ -221,6 +234,8 @@ mod tests {
         assert!(!p.unacceptable && p.format == Format::Json);
         assert!(neg("application/vnd.kubernetes.protobuf").unacceptable);
         assert_eq!(neg("application/yaml").format, Format::Yaml);
+        let m = neg("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
+        assert!(m.metadata_only && !m.table && !m.unacceptable);
     }
 
     #[test]

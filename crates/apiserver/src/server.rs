@@ -33,6 +33,8 @@ pub struct Config {
     pub tls: bool,
     /// How many recent changes watches can resume from; older resourceVersions get 410.
     pub watch_history: usize,
+    /// Run the workload simulator (see [`crate::simulator`]) with this rollout delay.
+    pub workload_simulator: Option<std::time::Duration>,
 }
 
 impl Default for Config {
@@ -42,6 +44,7 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             tls: true,
             watch_history: 100_000,
+            workload_simulator: None,
         }
     }
 }
@@ -162,6 +165,9 @@ impl ApiServer {
         };
         let (shutdown, mut shutdown_rx) = watch::channel(false);
         tokio::spawn(crate::controllers::run(state.clone()));
+        if let Some(delay) = config.workload_simulator {
+            tokio::spawn(crate::simulator::run(state.clone(), delay));
+        }
         let serve_state = state.clone();
         let task = tokio::spawn(async move {
             loop {

@@ -3,6 +3,8 @@
 //! generators, patches, a prefix and labels, and (c) 50 independent overlays built at once.
 //! Run with `cargo bench -p tidegate --bench kustomize`; figures go to docs/benchmarks.md.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,30 +13,12 @@ fn tidegate() -> &'static str {
     env!("CARGO_BIN_EXE_tidegate")
 }
 
-/// Runs a command under /usr/bin/time and returns (wall, peak RSS in KiB).
+/// Runs a command on `dir` under /usr/bin/time and returns (wall, peak RSS in KiB).
 fn measure(cmd: &[&str], dir: &Path) -> (Duration, u64) {
-    let start = Instant::now();
-    let out = Command::new("/usr/bin/time")
-        .arg("-f")
-        .arg("%M")
-        .args(cmd)
-        .arg(dir)
-        .stdout(Stdio::null())
-        .output()
-        .expect("/usr/bin/time runs");
-    let wall = start.elapsed();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    let rss = err
-        .lines()
-        .last()
-        .and_then(|l| l.trim().parse().ok())
-        .unwrap_or(0);
-    (wall, rss)
+    let dir = dir.to_str().expect("utf-8 path");
+    let mut full: Vec<&str> = cmd.to_vec();
+    full.push(dir);
+    support::time_process(&full)
 }
 
 fn best_of(n: usize, cmd: &[&str], dir: &Path) -> (Duration, u64) {

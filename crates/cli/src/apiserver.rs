@@ -16,6 +16,14 @@ pub struct Args {
     /// Serve plain HTTP instead of HTTPS (for local experiments only).
     #[arg(long)]
     insecure_http: bool,
+    /// Do not simulate workloads (by default Deployments, Jobs, Pods, … are moved to ready a
+    /// moment after they change, as a kubelet would; `tidegate.dev/simulate: fail|hang` on an
+    /// object picks another outcome).
+    #[arg(long)]
+    no_workload_simulator: bool,
+    /// How long a simulated rollout takes.
+    #[arg(long, default_value = "1s", value_parser = tidegate_core::duration::parse)]
+    simulator_delay: std::time::Duration,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -24,6 +32,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         data_dir: Some(args.data_dir.clone()),
         listen: args.listen,
         tls: !args.insecure_http,
+        workload_simulator: (!args.no_workload_simulator).then_some(args.simulator_delay),
         ..Default::default()
     })
     .await

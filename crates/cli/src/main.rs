@@ -1,6 +1,7 @@
 //! The `tidegate` binary: a thin command-line layer over the library crates.
 
 mod apiserver;
+mod apply;
 mod kustomize;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Run the embedded Kubernetes-compatible API server alone.
     Apiserver(apiserver::Args),
+    /// Build a directory and apply it in stages with server-side apply, printing the change set.
+    Apply(apply::Args),
     /// Build a kustomization and print the YAML stream (like `kubectl kustomize`).
     Kustomize(kustomize::Args),
 }
@@ -48,6 +51,7 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async {
         match cli.command {
             Command::Apiserver(args) => apiserver::run(args).await,
+            Command::Apply(args) => apply::run(args).await,
             Command::Kustomize(_) => Ok(()),
         }
     })

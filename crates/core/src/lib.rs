@@ -5,6 +5,7 @@
 //! other crate speaks: object references (`Kind/Namespace/Name`), label and field selectors, and
 //! YAML streams.
 
+pub mod duration;
 pub mod labels;
 pub mod object_ref;
 pub mod yaml;

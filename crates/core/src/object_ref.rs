@@ -17,6 +17,16 @@ pub struct ObjectRef {
 }
 
 impl ObjectRef {
+    /// A reference from its parts.
+    pub fn new(group: &str, kind: &str, namespace: &str, name: &str) -> ObjectRef {
+        ObjectRef {
+            group: group.into(),
+            kind: kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
     /// Reads the reference out of an object's `apiVersion`, `kind` and `metadata`.
     /// Missing fields become empty strings.
     pub fn from_object(obj: &Value) -> ObjectRef {

@@ -128,9 +128,17 @@ pub fn list(req: &Req) -> ApiResult<Response> {
         );
         return Ok(crate::http::respond(StatusCode::OK, &table, req.neg.format));
     }
+    let (kind, api_version) = if req.neg.metadata_only {
+        (
+            "PartialObjectMetadataList".to_string(),
+            "meta.k8s.io/v1".to_string(),
+        )
+    } else {
+        (format!("{}List", req.res.kind), req.res.api_version())
+    };
     let list = json!({
-        "kind": format!("{}List", req.res.kind),
-        "apiVersion": req.res.api_version(),
+        "kind": kind,
+        "apiVersion": api_version,
         "metadata": meta,
         "items": shown,
     });

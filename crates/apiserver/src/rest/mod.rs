@@ -96,6 +96,13 @@ impl Req {
 
     /// The object as this request's version presents it.
     pub fn present(&self, obj: &Value) -> Value {
+        if self.neg.metadata_only {
+            return serde_json::json!({
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": obj.get("metadata").cloned().unwrap_or_else(|| serde_json::json!({})),
+            });
+        }
         let mut out = obj.clone();
         if let Some(m) = out.as_object_mut() {
             m.insert("apiVersion".into(), Value::String(self.res.api_version()));

@@ -86,8 +86,16 @@ impl Watcher {
         if initial_end {
             meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
+        let (kind, api_version) = if self.req.neg.metadata_only {
+            (
+                "PartialObjectMetadata".to_string(),
+                "meta.k8s.io/v1".to_string(),
+            )
+        } else {
+            (self.req.res.kind.clone(), self.req.res.api_version())
+        };
         let mut s = json!({"type": "BOOKMARK", "object": {
-            "kind": self.req.res.kind, "apiVersion": self.req.res.api_version(), "metadata": meta}})
+            "kind": kind, "apiVersion": api_version, "metadata": meta}})
         .to_string();
         s.push('\n');
         Bytes::from(s)

@@ -1,0 +1,79 @@
+//! From `apiVersion` + `kind` to the resource to call, through API discovery (aggregated
+//! discovery: two requests), refreshed when CRDs change.
+
+use crate::error::{Error, describe};
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::core::GroupVersionKind;
+use kube::discovery::{Discovery, Scope};
+use std::sync::Arc;
+use tokio::sync::RwLock;
+
+/// A resource to call.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Target {
+    /// Group, version, kind and plural.
+    pub resource: ApiResource,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+}
+
+impl Target {
+    /// The API for objects of this resource in `namespace` (ignored for cluster-scoped ones).
+    pub fn api(&self, client: &Client, namespace: &str) -> Api<DynamicObject> {
+        if self.namespaced && !namespace.is_empty() {
+            Api::namespaced_with(client.clone(), namespace, &self.resource)
+        } else {
+            Api::all_with(client.clone(), &self.resource)
+        }
+    }
+}
+
+/// Cached discovery.
+pub struct Resolver {
+    client: Client,
+    discovery: RwLock<Option<Arc<Discovery>>>,
+}
+
+impl Resolver {
+    /// A resolver that discovers on first use.
+    pub fn new(client: Client) -> Resolver {
+        Resolver {
+            client,
+            discovery: RwLock::new(None),
+        }
+    }
+
+    /// Runs discovery again (after CRDs were applied).
+    pub async fn refresh(&self) -> Result<(), Error> {
+        let discovery = match Discovery::new(self.client.clone()).run_aggregated().await {
+            Ok(d) => d,
+            Err(_) => Discovery::new(self.client.clone())
+                .run()
+                .await
+                .map_err(|e| Error::Cluster {
+                    context: "discovering the API".into(),
+                    message: describe(&e),
+                })?,
+        };
+        *self.discovery.write().await = Some(Arc::new(discovery));
+        Ok(())
+    }
+
+    /// The resource serving `apiVersion`/`kind`, `None` when the cluster does not serve it.
+    pub async fn resolve(&self, api_version: &str, kind: &str) -> Result<Option<Target>, Error> {
+        if self.discovery.read().await.is_none() {
+            self.refresh().await?;
+        }
+        let guard = self.discovery.read().await;
+        let Some(discovery) = guard.as_ref() else {
+            return Ok(None);
+        };
+        let (group, version) = tidegate_core::object_ref::split_api_version(api_version);
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        Ok(discovery.resolve_gvk(&gvk).map(|(resource, caps)| Target {
+            resource,
+            namespaced: caps.scope == Scope::Namespaced,
+        }))
+    }
+}

@@ -1,0 +1,53 @@
+//! What the manager remembers between applies: per object, the hash of the desired state it
+//! last applied and the resourceVersion the server answered with. When both still match, the
+//! object is unchanged without a request.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+/// One object's record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedRecord {
+    /// sha256 of the desired object and the options that shape the apply.
+    pub hash: String,
+    /// The resourceVersion the object had after the apply (or after the check that found it
+    /// unchanged).
+    #[serde(rename = "rv")]
+    pub resource_version: String,
+}
+
+/// The records of one applier (an inventory, a Kustomization), by inventory id.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedState {
+    /// Records by inventory id.
+    #[serde(default)]
+    pub objects: HashMap<String, AppliedRecord>,
+}
+
+/// The hash of a desired object as the manager will apply it: the object's JSON and the
+/// settings that change the outcome.
+pub fn desired_hash(obj: &Value, field_manager: &str, force: bool) -> String {
+    let mut h = Sha256::new();
+    h.update(field_manager.as_bytes());
+    h.update([0, u8::from(force)]);
+    h.update(obj.to_string().as_bytes());
+    format!("{:x}", h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hash_follows_content_and_settings() {
+        let a = json!({"kind": "ConfigMap", "data": {"a": "1"}});
+        let b = json!({"kind": "ConfigMap", "data": {"a": "2"}});
+        assert_eq!(desired_hash(&a, "m", false), desired_hash(&a, "m", false));
+        assert_ne!(desired_hash(&a, "m", false), desired_hash(&b, "m", false));
+        assert_ne!(desired_hash(&a, "m", false), desired_hash(&a, "m", true));
+        assert_ne!(desired_hash(&a, "m", false), desired_hash(&a, "n", false));
+    }
+}

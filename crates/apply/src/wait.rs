@@ -1,0 +1,234 @@
+//! Waiting for health: one watch per resource and namespace, kstatus evaluated on every
+//! event; done when everything is `Current`, early when something `Failed` (fail fast), or an
+//! error in Flux's words when the timeout passes.
+
+use crate::error::Error;
+use crate::health::{self, Status};
+use crate::manager::ResourceManager;
+use crate::resolve::Target;
+use crate::sort::apply_order;
+use futures::StreamExt;
+use kube::runtime::watcher;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+use tidegate_core::ObjectRef;
+use tokio::sync::mpsc;
+
+/// Settings of a wait.
+#[derive(Debug, Clone)]
+pub struct WaitOptions {
+    /// How long to wait.
+    pub timeout: Duration,
+    /// Stop at the first `Failed` object.
+    pub fail_fast: bool,
+    /// Jobs with `ttlSecondsAfterFinished`: gone counts as done.
+    pub ttl_jobs: HashSet<ObjectRef>,
+}
+
+impl Default for WaitOptions {
+    fn default() -> Self {
+        WaitOptions {
+            timeout: Duration::from_secs(300),
+            fail_fast: true,
+            ttl_jobs: HashSet::new(),
+        }
+    }
+}
+
+enum Update {
+    Seen(ObjectRef, Status),
+    Gone(ObjectRef),
+    /// The first list of one watch is complete: what it did not report is not found.
+    Synced(Vec<ObjectRef>),
+}
+
+impl ResourceManager {
+    /// Waits until every object of `objects` (reference and `apiVersion`) is healthy.
+    pub async fn wait(
+        &self,
+        objects: &[(ObjectRef, String)],
+        options: &WaitOptions,
+    ) -> Result<(), Error> {
+        if objects.is_empty() {
+            return Ok(());
+        }
+        let mut order: Vec<ObjectRef> = objects.iter().map(|(r, _)| r.clone()).collect();
+        order.sort_by(apply_order);
+        order.dedup();
+        let mut statuses: HashMap<ObjectRef, Status> =
+            order.iter().map(|r| (r.clone(), Status::Unknown)).collect();
+        let mut groups: HashMap<(Target, String), Vec<ObjectRef>> = HashMap::new();
+        for (r, api_version) in objects {
+            match self.resolver.resolve(api_version, &r.kind).await? {
+                Some(t) => groups
+                    .entry((
+                        t.clone(),
+                        if t.namespaced {
+                            r.namespace.clone()
+                        } else {
+                            String::new()
+                        },
+                    ))
+                    .or_default()
+                    .push(r.clone()),
+                None => {
+                    statuses.insert(r.clone(), Status::NotFound);
+                }
+            }
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut tasks = Vec::new();
+        for ((target, namespace), members) in groups {
+            let api = target.api(&self.client, &namespace);
+            let mut config = watcher::Config::default();
+            if let [only] = members.as_slice() {
+                config = config.fields(&format!("metadata.name={}", only.name));
+            }
+            let wanted: HashMap<String, ObjectRef> = members
+                .iter()
+                .map(|r| (r.name.clone(), r.clone()))
+                .collect();
+            let tx = tx.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut stream = watcher::watcher(api, config).boxed();
+                let mut seen = HashSet::new();
+                while let Some(event) = stream.next().await {
+                    let send = |obj: &kube::api::DynamicObject, gone: bool| {
+                        let name = obj.metadata.name.clone().unwrap_or_default();
+                        if let Some(r) = wanted.get(&name) {
+                            let update = if gone {
+                                Update::Gone(r.clone())
+                            } else {
+                                let v = serde_json::to_value(obj).unwrap_or(Value::Null);
+                                Update::Seen(r.clone(), health::compute(&v).status)
+                            };
+                            let _ = tx.send(update);
+                            Some(r.clone())
+                        } else {
+                            None
+                        }
+                    };
+                    match event {
+                        Ok(watcher::Event::Init) => seen.clear(),
+                        Ok(watcher::Event::InitApply(o)) => {
+                            if let Some(r) = send(&o, false) {
+                                seen.insert(r);
+                            }
+                        }
+                        Ok(watcher::Event::InitDone) => {
+                            let missing = wanted
+                                .values()
+                                .filter(|r| !seen.contains(*r))
+                                .cloned()
+                                .collect();
+                            let _ = tx.send(Update::Synced(missing));
+                        }
+                        Ok(watcher::Event::Apply(o)) => {
+                            send(&o, false);
+                        }
+                        Ok(watcher::Event::Delete(o)) => {
+                            send(&o, true);
+                        }
+                        Err(e) => {
+                            tracing::debug!(error = %e, "health watch interrupted");
+                            tokio::time::sleep(Duration::from_millis(500)).await;
+                        }
+                    }
+                }
+            }));
+        }
+        drop(tx);
+        let deadline = tokio::time::sleep(options.timeout);
+        tokio::pin!(deadline);
+        let outcome = loop {
+            let done = evaluate(&order, &statuses, options);
+            if let Some(result) = done {
+                break result;
+            }
+            tokio::select! {
+                _ = &mut deadline => {
+                    break Err(report("timeout waiting for", &order, &statuses, options, |s| s != Status::Current));
+                }
+                update = rx.recv() => match update {
+                    Some(Update::Seen(r, s)) => { statuses.insert(r, s); }
+                    Some(Update::Gone(r)) => { statuses.insert(r, Status::NotFound); }
+                    Some(Update::Synced(missing)) => {
+                        for r in missing { statuses.insert(r, Status::NotFound); }
+                    }
+                    None => {
+                        // Every watch ended: wait out the timeout as nothing can change.
+                        (&mut deadline).await;
+                        break Err(report("timeout waiting for", &order, &statuses, options, |s| s != Status::Current));
+                    }
+                }
+            }
+        };
+        for t in tasks {
+            t.abort();
+        }
+        outcome
+    }
+}
+
+fn effective(r: &ObjectRef, s: Status, options: &WaitOptions) -> Status {
+    if s == Status::NotFound && options.ttl_jobs.contains(r) {
+        Status::Current
+    } else {
+        s
+    }
+}
+
+/// `Some` when the wait is over.
+fn evaluate(
+    order: &[ObjectRef],
+    statuses: &HashMap<ObjectRef, Status>,
+    options: &WaitOptions,
+) -> Option<Result<(), Error>> {
+    let status = |r: &ObjectRef| {
+        effective(
+            r,
+            statuses.get(r).copied().unwrap_or(Status::Unknown),
+            options,
+        )
+    };
+    let all_current = order.iter().all(|r| status(r) == Status::Current);
+    if all_current {
+        return Some(Ok(()));
+    }
+    let any_failed = order.iter().any(|r| status(r) == Status::Failed);
+    let terminal = order
+        .iter()
+        .all(|r| matches!(status(r), Status::Current | Status::Failed));
+    if (options.fail_fast && any_failed) || terminal {
+        return Some(Err(report(
+            "failed early due to stalled resources",
+            order,
+            statuses,
+            options,
+            |s| s == Status::Failed,
+        )));
+    }
+    None
+}
+
+fn report(
+    prefix: &str,
+    order: &[ObjectRef],
+    statuses: &HashMap<ObjectRef, Status>,
+    options: &WaitOptions,
+    include: impl Fn(Status) -> bool,
+) -> Error {
+    let entries: Vec<String> = order
+        .iter()
+        .filter_map(|r| {
+            let s = effective(
+                r,
+                statuses.get(r).copied().unwrap_or(Status::Unknown),
+                options,
+            );
+            include(s).then(|| format!("{r} status: '{s}'"))
+        })
+        .collect();
+    Error::Wait(format!("{prefix}: [{}]", entries.join(", ")))
+}
