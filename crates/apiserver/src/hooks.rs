@@ -20,7 +20,7 @@ pub fn prepare_create(r: &ResourceInfo, obj: &mut Value) {
         crate::crd_schema::prune_custom(r, obj);
     }
     if is(r, "", "secrets") {
-        merge_string_data(obj);
+        tidegate_core::secret::fold_string_data(obj);
     }
     if is(r, "", "secrets")
         && obj
@@ -49,38 +49,13 @@ pub fn prepare_create(r: &ResourceInfo, obj: &mut Value) {
     }
 }
 
-/// Moves a Secret's `stringData` into `data` (base64-encoded; `stringData` wins for a key in
-/// both), as kube-apiserver does when it decodes a Secret: `stringData` is never stored.
-fn merge_string_data(obj: &mut Value) {
-    use base64::Engine;
-    let Some(Value::Object(strings)) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
-    else {
-        return;
-    };
-    let data = obj
-        .as_object_mut()
-        .map(|m| m.entry("data").or_insert_with(|| json!({})));
-    if let Some(Value::Object(data)) = data {
-        for (k, v) in strings {
-            let text = v
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.to_string());
-            data.insert(
-                k,
-                json!(base64::engine::general_purpose::STANDARD.encode(text)),
-            );
-        }
-    }
-}
-
 /// Rules applied when an object is updated.
 pub fn prepare_update(r: &ResourceInfo, old: &Value, obj: &mut Value) {
     if r.custom {
         crate::crd_schema::prune_custom(r, obj);
     }
     if is(r, "", "secrets") {
-        merge_string_data(obj);
+        tidegate_core::secret::fold_string_data(obj);
     }
     if is(r, "", "namespaces") {
         // A namespace keeps its status (phase) unless the status subresource changed it.

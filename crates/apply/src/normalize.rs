@@ -2,7 +2,6 @@
 //! port protocols defaulted to `TCP`, `status` and `creationTimestamp` dropped (CRDs keep
 //! their status), and owner labels set.
 
-use base64::Engine;
 use serde_json::{Value, json};
 
 const POD_TEMPLATE_KINDS: [&str; 6] = [
@@ -35,7 +34,7 @@ pub fn normalize(obj: &mut Value) {
         m.remove("status");
     }
     match (api_version.as_str(), kind.as_str()) {
-        ("v1", "Secret") => fold_string_data(obj),
+        ("v1", "Secret") => tidegate_core::secret::fold_string_data(obj),
         ("v1", "Service") => default_protocols(obj.pointer_mut("/spec/ports")),
         ("v1", "Pod") => containers(obj.pointer_mut("/spec")),
         (av, k)
@@ -64,25 +63,6 @@ pub fn set_owner_labels(obj: &mut Value, group: &str, name: &str, namespace: &st
     }
     labels[format!("{group}/name")] = json!(name);
     labels[format!("{group}/namespace")] = json!(namespace);
-}
-
-fn fold_string_data(obj: &mut Value) {
-    let Some(Value::Object(strings)) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
-    else {
-        return;
-    };
-    let Some(m) = obj.as_object_mut() else { return };
-    let data = m.entry("data").or_insert_with(|| json!({}));
-    if !data.is_object() {
-        *data = json!({});
-    }
-    for (k, v) in strings {
-        let text = v
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| v.to_string());
-        data[k] = json!(base64::engine::general_purpose::STANDARD.encode(text));
-    }
 }
 
 fn containers(spec: Option<&mut Value>) {

@@ -126,13 +126,12 @@ impl ResourceManager {
     }
 
     /// Server-side apply of the desired object, as a dry run or for real.
-    async fn server_apply(&self, item: &Item, dry_run: bool) -> Result<Value, kube::Error> {
-        let target = item.target.as_ref().ok_or_else(|| {
-            kube::Error::Api(Box::new(kube::core::Status::failure(
-                &format!("no matches for kind \"{}\"", item.object.kind),
-                "NotFound",
-            )))
-        })?;
+    async fn server_apply(
+        &self,
+        item: &Item,
+        target: &Target,
+        dry_run: bool,
+    ) -> Result<Value, kube::Error> {
         let api = target.api(&self.client, &item.object.namespace);
         api.patch(
             &item.object.name,
@@ -187,7 +186,7 @@ impl ResourceManager {
             return Ok(Plan::Skipped);
         }
         let policies = item.policies.either(live_policies);
-        let dry = match self.server_apply(item, true).await {
+        let dry = match self.server_apply(item, target, true).await {
             Ok(dry) => dry,
             Err(e)
                 if existing.is_some() && is_immutable(&e) && (options.force || policies.force) =>
@@ -276,7 +275,7 @@ impl ResourceManager {
             }
         };
         let applied = self
-            .server_apply(item, false)
+            .server_apply(item, target, false)
             .await
             .map_err(|e| Error::Object(format!("{subject} apply failed: {}", describe(&e))))?;
         self.live.observe(

@@ -32,7 +32,9 @@ pub fn desired_hash(obj: &Value, field_manager: &str, force: bool) -> String {
     let mut h = Sha256::new();
     h.update(field_manager.as_bytes());
     h.update([0, u8::from(force)]);
-    h.update(obj.to_string().as_bytes());
+    // Serialising into the hasher cannot fail: a Value always serialises and the hasher's
+    // writer accepts everything.
+    let _ = serde_json::to_writer(&mut h, obj);
     format!("{:x}", h.finalize())
 }
 

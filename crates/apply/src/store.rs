@@ -61,19 +61,13 @@ impl InventoryStore {
         let Some(data) = cm.and_then(|c| c.data) else {
             return Ok(Stored::default());
         };
-        let parse = |key: &str| {
-            data.get(key)
-                .map(String::as_str)
-                .unwrap_or("{}")
-                .to_string()
-        };
-        let inventory =
-            serde_json::from_str(&parse(INVENTORY_KEY)).map_err(|e| Error::Cluster {
-                context: self.context("reading"),
-                message: format!("data.{INVENTORY_KEY}: {e}"),
-            })?;
+        let field = |key: &str| data.get(key).map(String::as_str).unwrap_or("{}");
+        let inventory = serde_json::from_str(field(INVENTORY_KEY)).map_err(|e| Error::Cluster {
+            context: self.context("reading"),
+            message: format!("data.{INVENTORY_KEY}: {e}"),
+        })?;
         // Lost records only cost requests: a damaged record set is dropped, not fatal.
-        let state = serde_json::from_str(&parse(APPLIED_KEY)).unwrap_or_default();
+        let state = serde_json::from_str(field(APPLIED_KEY)).unwrap_or_default();
         Ok(Stored { inventory, state })
     }
 
