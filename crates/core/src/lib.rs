@@ -9,6 +9,7 @@ pub mod duration;
 pub mod labels;
 pub mod object_ref;
 pub mod secret;
+pub mod semver;
 pub mod yaml;
 
 pub use labels::{LabelSelector, SelectorError};

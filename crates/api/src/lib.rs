@@ -1,0 +1,41 @@
+//! The Flux APIs Tidegate serves: Rust types for controllers and the CRD manifests that install
+//! them (`tidegate install --export`). The manifests accept Flux's own manifests unchanged.
+
+pub mod conditions;
+pub mod crds;
+pub mod gitrepository;
+pub mod meta;
+
+pub use gitrepository::{GitRepository, GitRepositorySpec, GitRepositoryStatus};
+
+/// Implements `kube::Resource` for a namespaced custom resource with `metadata` field.
+macro_rules! namespaced_resource {
+    ($ty:ty, group = $group:literal, version = $version:literal, kind = $kind:literal, plural = $plural:literal) => {
+        impl kube::Resource for $ty {
+            type DynamicType = ();
+            type Scope = k8s_openapi::NamespaceResourceScope;
+
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                $kind.into()
+            }
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                $group.into()
+            }
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                $version.into()
+            }
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                $plural.into()
+            }
+            fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(
+                &mut self,
+            ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+pub(crate) use namespaced_resource;

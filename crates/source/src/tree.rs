@@ -1,0 +1,286 @@
+//! The files of one source, before they become an artifact.
+//!
+//! A [`FileTree`] is built from a Git tree (contents stay in the object database until written)
+//! and from directories on disk (included artifacts), then written as a reproducible tar.gz:
+//! depth first, each directory's entries sorted by name, ignored paths left out, symbolic links
+//! and submodules skipped (as Flux does).
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::archive::{ArchiveWriter, Written};
+use crate::ignore::{IGNORE_FILE, SourceIgnore};
+
+/// Where a file's bytes are.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// A blob in a Git object database.
+    Blob(gix::ObjectId),
+    /// A file on disk.
+    Disk(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    Dir(Dir),
+    File { executable: bool, content: Content },
+}
+
+#[derive(Debug, Clone, Default)]
+struct Dir {
+    entries: BTreeMap<String, Node>,
+}
+
+/// A tree of files and directories.
+#[derive(Debug, Clone, Default)]
+pub struct FileTree {
+    root: Dir,
+    files: usize,
+}
+
+/// Reads the bytes of a [`Content::Blob`].
+pub trait BlobReader {
+    /// The blob's data.
+    fn read_blob(&self, id: &gix::ObjectId) -> io::Result<Vec<u8>>;
+}
+
+impl BlobReader for gix::Repository {
+    fn read_blob(&self, id: &gix::ObjectId) -> io::Result<Vec<u8>> {
+        let blob = self.find_blob(*id).map_err(io::Error::other)?;
+        Ok(blob.detach().data)
+    }
+}
+
+/// No object database: every blob read fails (for trees built from disk only).
+pub struct NoBlobs;
+
+impl BlobReader for NoBlobs {
+    fn read_blob(&self, id: &gix::ObjectId) -> io::Result<Vec<u8>> {
+        Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no object database for blob {id}"),
+        ))
+    }
+}
+
+impl FileTree {
+    /// The tree of a Git tree object, recursively. Symbolic links and submodules are skipped.
+    pub fn from_git(repo: &gix::Repository, tree: gix::ObjectId) -> io::Result<Self> {
+        let mut out = FileTree::default();
+        let mut files = 0;
+        fill_from_git(repo, tree, &mut out.root, &mut files)?;
+        out.files = files;
+        Ok(out)
+    }
+
+    /// The tree of a directory on disk. Symbolic links are skipped.
+    pub fn from_dir(dir: &Path) -> io::Result<Self> {
+        let mut out = FileTree::default();
+        let mut files = 0;
+        fill_from_dir(dir, &mut out.root, &mut files)?;
+        out.files = files;
+        Ok(out)
+    }
+
+    /// Number of files.
+    pub fn file_count(&self) -> usize {
+        self.files
+    }
+
+    /// Puts `other` at `at` (relative, `/`-separated; `""` for the root), replacing what was
+    /// there.
+    pub fn graft(&mut self, at: &str, other: FileTree) {
+        let mut dir = &mut self.root;
+        for part in at.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            let node = dir
+                .entries
+                .entry(part.to_string())
+                .or_insert_with(|| Node::Dir(Dir::default()));
+            if !matches!(node, Node::Dir(_)) {
+                *node = Node::Dir(Dir::default());
+            }
+            let Node::Dir(d) = node else {
+                unreachable!("just made a directory")
+            };
+            dir = d;
+        }
+        *dir = other.root;
+        self.files = count_files(&self.root);
+    }
+
+    /// The `.sourceignore` files of the tree as `(directory, content)`, in walk order.
+    pub fn ignore_files(&self, blobs: &dyn BlobReader) -> io::Result<Vec<(String, Vec<u8>)>> {
+        let mut out = Vec::new();
+        collect_ignore_files(&self.root, "", blobs, &mut out)?;
+        Ok(out)
+    }
+
+    /// Writes the tree as a tar.gz to `out`, leaving out what `ignore` excludes.
+    pub fn write_archive<W: Write>(
+        &self,
+        ignore: &SourceIgnore,
+        blobs: &dyn BlobReader,
+        out: W,
+    ) -> io::Result<(W, Written)> {
+        let mut writer = ArchiveWriter::new(out);
+        let mut path = String::new();
+        write_dir(&self.root, &mut path, ignore, blobs, &mut writer)?;
+        writer.finish()
+    }
+}
+
+fn fill_from_git(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+    dir: &mut Dir,
+    files: &mut usize,
+) -> io::Result<()> {
+    use gix::object::tree::EntryKind;
+    let tree = repo.find_tree(id).map_err(io::Error::other)?;
+    for entry in tree.iter() {
+        let Ok(entry) = entry else { continue };
+        let name = entry.filename().to_string();
+        let oid = entry.oid().to_owned();
+        match entry.mode().kind() {
+            EntryKind::Tree => {
+                let mut sub = Dir::default();
+                fill_from_git(repo, oid, &mut sub, files)?;
+                dir.entries.insert(name, Node::Dir(sub));
+            }
+            EntryKind::Blob => {
+                *files += 1;
+                dir.entries.insert(
+                    name,
+                    Node::File {
+                        executable: false,
+                        content: Content::Blob(oid),
+                    },
+                );
+            }
+            EntryKind::BlobExecutable => {
+                *files += 1;
+                dir.entries.insert(
+                    name,
+                    Node::File {
+                        executable: true,
+                        content: Content::Blob(oid),
+                    },
+                );
+            }
+            EntryKind::Link | EntryKind::Commit => {}
+        }
+    }
+    Ok(())
+}
+
+fn fill_from_dir(path: &Path, dir: &mut Dir, files: &mut usize) -> io::Result<()> {
+    for entry in std::fs::read_dir(path)? {
+        let entry = entry?;
+        let ty = entry.file_type()?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if ty.is_dir() {
+            let mut sub = Dir::default();
+            fill_from_dir(&entry.path(), &mut sub, files)?;
+            dir.entries.insert(name, Node::Dir(sub));
+        } else if ty.is_file() {
+            *files += 1;
+            let executable = is_executable(&entry.metadata()?);
+            dir.entries.insert(
+                name,
+                Node::File {
+                    executable,
+                    content: Content::Disk(entry.path()),
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn is_executable(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &std::fs::Metadata) -> bool {
+    false
+}
+
+fn count_files(dir: &Dir) -> usize {
+    dir.entries
+        .values()
+        .map(|n| match n {
+            Node::Dir(d) => count_files(d),
+            Node::File { .. } => 1,
+        })
+        .sum()
+}
+
+fn read(content: &Content, blobs: &dyn BlobReader) -> io::Result<Vec<u8>> {
+    match content {
+        Content::Blob(id) => blobs.read_blob(id),
+        Content::Disk(p) => std::fs::read(p),
+    }
+}
+
+fn collect_ignore_files(
+    dir: &Dir,
+    at: &str,
+    blobs: &dyn BlobReader,
+    out: &mut Vec<(String, Vec<u8>)>,
+) -> io::Result<()> {
+    if let Some(Node::File { content, .. }) = dir.entries.get(IGNORE_FILE) {
+        out.push((at.to_string(), read(content, blobs)?));
+    }
+    for (name, node) in &dir.entries {
+        if let Node::Dir(sub) = node
+            && name != ".git"
+        {
+            let path = if at.is_empty() {
+                name.clone()
+            } else {
+                format!("{at}/{name}")
+            };
+            collect_ignore_files(sub, &path, blobs, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_dir<W: Write>(
+    dir: &Dir,
+    path: &mut String,
+    ignore: &SourceIgnore,
+    blobs: &dyn BlobReader,
+    writer: &mut ArchiveWriter<W>,
+) -> io::Result<()> {
+    for (name, node) in &dir.entries {
+        let len = path.len();
+        if !path.is_empty() {
+            path.push('/');
+        }
+        path.push_str(name);
+        match node {
+            Node::Dir(sub) => {
+                if !ignore.is_ignored(path, true) {
+                    writer.add_dir(path)?;
+                    write_dir(sub, path, ignore, blobs, writer)?;
+                }
+            }
+            Node::File {
+                executable,
+                content,
+            } => {
+                if !ignore.is_ignored(path, false) {
+                    let data = read(content, blobs)?;
+                    writer.add_file(path, *executable, &data)?;
+                }
+            }
+        }
+        path.truncate(len);
+    }
+    Ok(())
+}
