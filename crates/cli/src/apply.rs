@@ -1,6 +1,7 @@
 //! `tidegate apply DIR`: build a kustomization with the native engine and apply it in stages
 //! with the apply manager, printing the change set (`Kind/Namespace/Name action`).
 
+use crate::cluster::ClusterArgs;
 use anyhow::Context;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -20,12 +21,8 @@ pub const OWNER_GROUP: &str = "apply.tidegate.dev";
 pub struct Args {
     /// The directory to build and apply (a kustomization, or plain manifests).
     dir: PathBuf,
-    /// Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).
-    #[arg(long)]
-    kubeconfig: Option<PathBuf>,
-    /// The kubeconfig context to use.
-    #[arg(long)]
-    context: Option<String>,
+    #[command(flatten)]
+    cluster: ClusterArgs,
     /// Field manager name of the applies.
     #[arg(long, default_value = "tidegate")]
     field_manager: String,
@@ -53,24 +50,6 @@ pub struct Args {
     force: bool,
 }
 
-async fn client(args: &Args) -> anyhow::Result<kube::Client> {
-    let options = kube::config::KubeConfigOptions {
-        context: args.context.clone(),
-        ..Default::default()
-    };
-    let config = match &args.kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &options).await?
-        }
-        None => kube::Config::from_kubeconfig(&options)
-            .await
-            .context("loading the kubeconfig")?,
-    };
-    Ok(kube::Client::try_from(config)?)
-}
-
 fn build(dir: &std::path::Path) -> anyhow::Result<Vec<Value>> {
     let root = dir
         .canonicalize()
@@ -92,7 +71,7 @@ fn build(dir: &std::path::Path) -> anyhow::Result<Vec<Value>> {
 /// Runs the apply. An error exits non-zero.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let objects = build(&args.dir)?;
-    let client = client(&args).await?;
+    let client = args.cluster.client().await?;
     let owner = args.inventory.as_ref().map(|name| Owner {
         group: OWNER_GROUP.into(),
         name: name.clone(),

@@ -2,6 +2,9 @@
 
 mod apiserver;
 mod apply;
+mod cluster;
+mod controllers;
+mod install;
 mod kustomize;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +31,10 @@ enum Command {
     Apply(apply::Args),
     /// Build a kustomization and print the YAML stream (like `kubectl kustomize`).
     Kustomize(kustomize::Args),
+    /// Run the toolkit controllers (source-controller) against the current cluster.
+    Controllers(controllers::Args),
+    /// Install Tidegate into a cluster (`--export` prints the manifests).
+    Install(install::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -42,17 +49,20 @@ fn main() -> anyhow::Result<()> {
     } else {
         builder.init();
     }
-    if let Command::Kustomize(args) = cli.command {
-        return kustomize::run(args);
-    }
+    let command = match cli.command {
+        Command::Kustomize(args) => return kustomize::run(args),
+        Command::Install(args) => return install::run(args),
+        other => other,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        match cli.command {
+        match command {
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
-            Command::Kustomize(_) => Ok(()),
+            Command::Controllers(args) => controllers::run(args).await,
+            Command::Kustomize(_) | Command::Install(_) => Ok(()),
         }
     })
 }

@@ -13,5 +13,6 @@ pub mod ignore;
 pub mod package;
 pub mod server;
 pub mod storage;
+pub mod tls;
 pub mod tree;
 pub mod verify;

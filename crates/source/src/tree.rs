@@ -109,6 +109,30 @@ impl FileTree {
         self.files = count_files(&self.root);
     }
 
+    /// Keeps only the directories `dirs` (relative paths) and what is under them (sparse
+    /// checkout). Returns the first directory that does not exist.
+    pub fn retain_dirs(&mut self, dirs: &[String]) -> Result<(), String> {
+        let mut kept = FileTree::default();
+        for dir in dirs {
+            let mut at = &self.root;
+            for part in dir.split('/').filter(|p| !p.is_empty() && *p != ".") {
+                match at.entries.get(part) {
+                    Some(Node::Dir(d)) => at = d,
+                    _ => return Err(dir.clone()),
+                }
+            }
+            kept.graft(
+                dir,
+                FileTree {
+                    root: at.clone(),
+                    files: 0,
+                },
+            );
+        }
+        *self = kept;
+        Ok(())
+    }
+
     /// The `.sourceignore` files of the tree as `(directory, content)`, in walk order.
     pub fn ignore_files(&self, blobs: &dyn BlobReader) -> io::Result<Vec<(String, Vec<u8>)>> {
         let mut out = Vec::new();
@@ -283,4 +307,17 @@ fn write_dir<W: Write>(
         path.truncate(len);
     }
     Ok(())
+}
+
+/// `root` joined with a relative `path`, or `None` when `path` is absolute or climbs out.
+pub fn safe_join(root: &Path, path: &str) -> Option<PathBuf> {
+    let mut out = root.to_path_buf();
+    for c in Path::new(path).components() {
+        match c {
+            std::path::Component::Normal(p) => out.push(p),
+            std::path::Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(out)
 }

@@ -155,7 +155,7 @@ async fn served_artifacts_are_checked_by_digest() {
             .unwrap();
     tokio::spawn(serve);
     let url = format!("http://{addr}/{path}");
-    let client = reqwest::Client::new();
+    let client = tidegate_source::tls::http_client();
 
     let ok = tempfile::tempdir().unwrap();
     fetch_artifact(&client, &url, &written.digest, ok.path(), Limits::default())

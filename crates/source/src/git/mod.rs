@@ -93,6 +93,7 @@ pub enum Outcome {
 /// Fetches what `opts` selects. Remote repositories are cloned into `workdir` (an empty
 /// directory the caller removes afterwards).
 pub fn fetch(opts: &FetchOptions<'_>, workdir: &Path) -> Result<Outcome, GitError> {
+    crate::tls::ensure_provider();
     if let Some(path) = opts.url.strip_prefix("file://") {
         local::fetch(opts, Path::new(path))
     } else {

@@ -1,0 +1,41 @@
+//! Reaching a cluster: `--kubeconfig` and `--context` as kubectl takes them.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+
+/// Global cluster flags.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ClusterArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long)]
+    pub context: Option<String>,
+}
+
+impl ClusterArgs {
+    /// A client for the selected cluster. Without flags: the default kubeconfig, else the
+    /// in-cluster service account.
+    pub async fn client(&self) -> anyhow::Result<kube::Client> {
+        let options = kube::config::KubeConfigOptions {
+            context: self.context.clone(),
+            ..Default::default()
+        };
+        let config = match &self.kubeconfig {
+            Some(path) => {
+                let kc = kube::config::Kubeconfig::read_from(path)
+                    .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+                kube::Config::from_custom_kubeconfig(kc, &options).await?
+            }
+            None if self.context.is_some() => kube::Config::from_kubeconfig(&options)
+                .await
+                .context("loading the kubeconfig")?,
+            None => kube::Config::infer()
+                .await
+                .context("loading the kubeconfig or in-cluster configuration")?,
+        };
+        Ok(kube::Client::try_from(config)?)
+    }
+}

@@ -1,0 +1,300 @@
+//! `tidegate install --export` and `tidegate controllers --components source-controller` as a
+//! user runs them: CRDs applied with real kubectl, Flux's documented GitRepository manifests
+//! accepted unchanged, and one of them reconciled to Ready by the controller process.
+
+#[path = "../../source/tests/support/mod.rs"]
+mod git_support;
+
+use std::process::{Child, Command, Stdio};
+
+use sha2::Digest as _;
+
+fn kubectl(kc: &str, args: &[&str], stdin: Option<&str>) -> String {
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    if let Some(text) = stdin {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Flux's documented examples (docs/spec/v1/gitrepositories.md), as published.
+const FLUX_DOC_EXAMPLES: &str = r#"apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: podinfo
+  namespace: default
+spec:
+  interval: 5m0s
+  url: https://github.com/stefanprodan/podinfo
+  ref:
+    branch: master
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: codecommit-repository
+  namespace: flux-system
+spec:
+  interval: 5m0s
+  provider: aws
+  serviceAccountName: my-tenant
+  url: https://git-codecommit.<region>.amazonaws.com/v1/repos/<repository-name>
+  ref:
+    branch: main
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: podinfo-verify
+  namespace: default
+spec:
+  interval: 1m
+  url: https://github.com/stefanprodan/podinfo
+  ref:
+    branch: master
+  verify:
+    mode: HEAD
+    secretRef:
+      name: pgp-public-keys
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: podinfo-sparse
+  namespace: default
+spec:
+  interval: 5m
+  url: https://github.com/stefanprodan/podinfo
+  ref:
+    branch: master
+  sparseCheckout:
+  - charts
+  - kustomize
+"#;
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn install_export_then_controllers_reconcile_a_documented_manifest() {
+    let server = tidegate_apiserver::ApiServer::start(Default::default())
+        .await
+        .expect("server starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let kubeconfig = tmp.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, &server.kubeconfig).unwrap();
+    let kc = kubeconfig.to_str().unwrap();
+
+    // tidegate install --export | kubectl apply --server-side -f -
+    let export = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args(["install", "--export"])
+        .output()
+        .unwrap();
+    assert!(export.status.success());
+    let manifests = String::from_utf8(export.stdout).unwrap();
+    let applied = kubectl(kc, &["apply", "--server-side", "-f", "-"], Some(&manifests));
+    assert!(applied.contains("customresourcedefinition.apiextensions.k8s.io/gitrepositories.source.toolkit.fluxcd.io serverside-applied"), "{applied}");
+    kubectl(
+        kc,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "crd/gitrepositories.source.toolkit.fluxcd.io",
+        ],
+        None,
+    );
+    // Without --export the command says what exists and fails.
+    let plain = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .arg("install")
+        .output()
+        .unwrap();
+    assert!(!plain.status.success());
+
+    // Flux's documented manifests are accepted unchanged (server-side validation, no writes).
+    kubectl(kc, &["create", "namespace", "flux-system"], None);
+    let dry = kubectl(
+        kc,
+        &["apply", "--dry-run=server", "-f", "-"],
+        Some(FLUX_DOC_EXAMPLES),
+    );
+    assert_eq!(dry.matches("(server dry run)").count(), 4, "{dry}");
+    // A manifest Flux rejects is rejected here too.
+    let bad = FLUX_DOC_EXAMPLES
+        .split("---\n")
+        .next()
+        .unwrap()
+        .replace("interval: 5m0s", "interval: soon");
+    let out = Command::new("kubectl")
+        .args(["--kubeconfig", kc, "apply", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(bad.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("spec.interval"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The controllers, as a process, against that cluster.
+    let repo = git_support::Repo::new();
+    repo.git(&["checkout", "-q", "-b", "master"]);
+    repo.write(
+        "kustomize/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: podinfo\n",
+    );
+    let commit = repo.commit("Merge pull request #160 from stefanprodan/release-6.0.3");
+    let daemon = git_support::GitDaemon::start(&repo.base);
+    let storage_port = git_support::free_port();
+    let metrics_port = git_support::free_port();
+    let storage = tmp.path().join("storage");
+    let _controllers = Killed(
+        Command::new(env!("CARGO_BIN_EXE_tidegate"))
+            .args([
+                "controllers",
+                "--components",
+                "source-controller",
+                "--kubeconfig",
+                kc,
+            ])
+            .arg("--storage-path")
+            .arg(&storage)
+            .args(["--storage-addr", &format!("127.0.0.1:{storage_port}")])
+            .args(["--metrics-addr", &format!("127.0.0.1:{metrics_port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // The documented podinfo manifest, pointed at a local server (the test machine is offline).
+    let podinfo = FLUX_DOC_EXAMPLES.split("---\n").next().unwrap().replace(
+        "https://github.com/stefanprodan/podinfo",
+        &daemon.url("repo.git"),
+    );
+    kubectl(kc, &["apply", "-f", "-"], Some(&podinfo));
+    kubectl(
+        kc,
+        &[
+            "wait",
+            "--for=condition=Ready",
+            "gitrepository/podinfo",
+            "--timeout=60s",
+        ],
+        None,
+    );
+    let revision = kubectl(
+        kc,
+        &[
+            "get",
+            "gitrepository/podinfo",
+            "-o",
+            "jsonpath={.status.artifact.revision}",
+        ],
+        None,
+    );
+    assert_eq!(revision, format!("master@sha1:{commit}"));
+    let url = kubectl(
+        kc,
+        &[
+            "get",
+            "gitrepository/podinfo",
+            "-o",
+            "jsonpath={.status.artifact.url}",
+        ],
+        None,
+    );
+    assert_eq!(
+        url,
+        format!("http://127.0.0.1:{storage_port}/gitrepository/default/podinfo/{commit}.tar.gz")
+    );
+    let digest = kubectl(
+        kc,
+        &[
+            "get",
+            "gitrepository/podinfo",
+            "-o",
+            "jsonpath={.status.artifact.digest}",
+        ],
+        None,
+    );
+    let client = tidegate_source::tls::http_client();
+    let bytes = client
+        .get(&url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(
+        digest,
+        format!(
+            "sha256:{}",
+            tidegate_source::archive::hex(&sha2::Sha256::digest(&bytes))
+        )
+    );
+    let events = kubectl(
+        kc,
+        &[
+            "get",
+            "events",
+            "--field-selector",
+            "reason=NewArtifact",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ],
+        None,
+    );
+    // Flux's docs show the whole subject; its code (and ours) cuts subjects at 50 characters.
+    assert_eq!(
+        events,
+        "stored artifact for commit 'Merge pull request #160 from stefanprodan/release-...'"
+    );
+    let metrics = client
+        .get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("gotk_reconcile_duration_seconds_bucket"),
+        "{metrics}"
+    );
+}

@@ -1,0 +1,140 @@
+//! The GitRepository reconciler (Flux's source-controller).
+//!
+//! Watches GitRepositories (reconciling on a new generation, a `requestedAt` annotation or a
+//! deletion, not on status writes), fetches the selected commit, verifies it, packs it into the
+//! artifact store and reports the artifact, conditions, events and metrics.
+
+mod artifact;
+mod failure;
+mod reconcile;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::{Api, Client, ResourceExt};
+use tidegate_api::GitRepository;
+use tidegate_source::storage::Storage;
+
+use crate::events::Recorder;
+use crate::metrics::Metrics;
+use crate::timing::Backoff;
+
+/// Settings of the reconciler (Flux's source-controller flags).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Reconciles running at once (`--concurrent`, default 2).
+    pub concurrent: u16,
+    /// Interval jitter in percent (`--interval-jitter-percentage`, default 5).
+    pub jitter_percent: u8,
+    /// Retry delay while an included repository has no artifact (`--requeue-dependency`).
+    pub requeue_dependency: Duration,
+    /// Watch only this namespace (`--watch-all-namespaces=false`).
+    pub namespace: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            concurrent: 2,
+            jitter_percent: 5,
+            requeue_dependency: Duration::from_secs(30),
+            namespace: None,
+        }
+    }
+}
+
+/// Shared state of the reconciles.
+pub struct Context {
+    client: Client,
+    storage: Arc<Storage>,
+    recorder: Recorder,
+    metrics: Arc<Metrics>,
+    backoff: Backoff,
+    options: Options,
+    http: reqwest::Client,
+}
+
+/// The reconciler's error: already reported in the status; carries the retry delay.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ReconcileError {
+    message: String,
+    retry: Duration,
+}
+
+/// Runs the GitRepository controller until `shutdown` resolves.
+pub async fn run(
+    client: Client,
+    storage: Arc<Storage>,
+    metrics: Arc<Metrics>,
+    options: Options,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let api: Api<GitRepository> = match &options.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let concurrency = options.concurrent.max(1);
+    let ctx = Arc::new(Context {
+        recorder: Recorder::new(client.clone(), "source-controller"),
+        client,
+        storage,
+        metrics,
+        backoff: Backoff::default(),
+        options,
+        http: tidegate_source::tls::http_client(),
+    });
+    let (reader, writer) = reflector::store();
+    // Reconcile on what Flux reconciles on: a new generation, a changed requestedAt annotation,
+    // or a deletion; never on our own status writes.
+    let trigger = reflector::reflector(writer, watcher(api, watcher::Config::default()))
+        .applied_objects()
+        .predicate_filter(trigger_hash, kube::runtime::PredicateConfig::default());
+    Controller::for_stream(trigger, reader)
+        .with_config(kube::runtime::controller::Config::default().concurrency(concurrency))
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile_one, error_policy, ctx)
+        .for_each(|res| async move {
+            if let Err(e) = res {
+                tracing::debug!(error = %e, "gitrepository controller");
+            }
+        })
+        .await;
+}
+
+/// What a change must touch to trigger a reconcile.
+fn trigger_hash(obj: &GitRepository) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    obj.metadata.generation.hash(&mut h);
+    obj.annotations()
+        .get(tidegate_api::meta::RECONCILE_REQUESTED_AT)
+        .hash(&mut h);
+    obj.metadata.deletion_timestamp.is_some().hash(&mut h);
+    Some(h.finish())
+}
+
+async fn reconcile_one(
+    obj: Arc<GitRepository>,
+    ctx: Arc<Context>,
+) -> Result<Action, ReconcileError> {
+    let started = std::time::Instant::now();
+    let labels = crate::metrics::ObjectLabels {
+        kind: "GitRepository".into(),
+        name: obj.name_any(),
+        namespace: obj.namespace().unwrap_or_default(),
+    };
+    let result = reconcile::reconcile(&obj, &ctx).await;
+    ctx.metrics
+        .duration
+        .get_or_create(&labels)
+        .observe(started.elapsed().as_secs_f64());
+    result
+}
+
+fn error_policy(_obj: Arc<GitRepository>, err: &ReconcileError, _ctx: Arc<Context>) -> Action {
+    Action::requeue(err.retry)
+}

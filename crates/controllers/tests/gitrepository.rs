@@ -1,0 +1,403 @@
+//! The GitRepository controller against the embedded API server (over HTTPS, through kube-rs),
+//! with real git repositories and real kubectl.
+
+#[path = "../../apiserver/tests/common/mod.rs"]
+mod common;
+#[path = "../../source/tests/support/mod.rs"]
+mod git_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use git_support::{GitDaemon, Repo};
+use serde_json::Value;
+use sha2::Digest as _;
+use tidegate_controllers::gitrepository;
+use tidegate_controllers::metrics::Metrics;
+use tidegate_source::storage::{Retention, Storage};
+
+struct Env {
+    server: common::TestServer,
+    storage_dir: tempfile::TempDir,
+    base: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    metrics: Arc<Metrics>,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+async fn start() -> Env {
+    let server = common::start().await;
+    let crds = tidegate_api::crds::stream();
+    server.ok_stdin(&["apply", "--server-side", "-f", "-"], &crds);
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gitrepositories.source.toolkit.fluxcd.io",
+    ]);
+    let storage_dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let storage = Arc::new(
+        Storage::new(
+            storage_dir.path(),
+            &addr.to_string(),
+            Retention {
+                ttl: Duration::from_secs(3600),
+                records: 2,
+            },
+        )
+        .unwrap(),
+    );
+    let app = tidegate_source::server::router(storage.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let metrics = Metrics::new();
+    let client = server.client().await;
+    let options = gitrepository::Options {
+        concurrent: 4,
+        ..Default::default()
+    };
+    tokio::spawn(gitrepository::run(
+        client,
+        storage,
+        metrics.clone(),
+        options,
+        async {
+            let _ = rx.await;
+        },
+    ));
+    Env {
+        server,
+        storage_dir,
+        base: format!("http://{addr}"),
+        stop: Some(tx),
+        metrics,
+    }
+}
+
+fn get(env: &Env, name: &str) -> Value {
+    let out = env.server.ok(&["get", "gitrepository", name, "-o", "json"]);
+    serde_json::from_str(&out).unwrap()
+}
+
+fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+/// Waits until `check` holds on the object; panics with the last object otherwise.
+async fn wait_for(env: &Env, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let obj = get(env, name);
+        if check(&obj) {
+            return obj;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "{name}: timed out waiting for {what}: {}",
+                serde_json::to_string_pretty(&obj["status"]).unwrap()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn ready_at(revision: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |o| {
+        condition(o, "Ready").is_some_and(|c| c["status"] == "True")
+            && o["status"]["artifact"]["revision"] == revision
+    }
+}
+
+fn ready_false(o: &Value) -> bool {
+    condition(o, "Ready").is_some_and(|c| c["status"] == "False")
+}
+
+fn manifest(name: &str, url: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 5m0s\n  url: {url}\n{extra}"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn becomes_ready_serves_its_artifact_and_follows_new_commits() {
+    let env = start().await;
+    let repo = Repo::new();
+    repo.write(
+        "deploy/app.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+    );
+    let c1 = repo.commit("Add the app\n\nwith a body");
+    let daemon = GitDaemon::start(&repo.base);
+    let url = daemon.url("repo.git");
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("podinfo", &url, "  ref:\n    branch: main\n"),
+    );
+
+    let obj = wait_for(
+        &env,
+        "podinfo",
+        "Ready",
+        ready_at(&format!("main@sha1:{c1}")),
+    )
+    .await;
+    let artifact = &obj["status"]["artifact"];
+    let path = format!("gitrepository/default/podinfo/{c1}.tar.gz");
+    assert_eq!(artifact["path"], path);
+    assert_eq!(artifact["url"], format!("{}/{path}", env.base));
+    let ready = condition(&obj, "Ready").unwrap();
+    assert_eq!(ready["reason"], "Succeeded");
+    assert_eq!(
+        ready["message"],
+        format!("stored artifact for revision 'main@sha1:{c1}'")
+    );
+    assert_eq!(
+        condition(&obj, "ArtifactInStorage").unwrap()["status"],
+        "True"
+    );
+    assert_eq!(
+        obj["status"]["observedGeneration"],
+        obj["metadata"]["generation"]
+    );
+    assert_eq!(obj["metadata"]["finalizers"][0], "finalizers.fluxcd.io");
+    // The URL serves bytes with the advertised digest and size.
+    let bytes = tidegate_source::tls::http_client()
+        .get(artifact["url"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let digest = format!(
+        "sha256:{}",
+        tidegate_source::archive::hex(&sha2::Sha256::digest(&bytes))
+    );
+    assert_eq!(artifact["digest"], digest);
+    assert_eq!(artifact["size"], bytes.len() as u64);
+    // The event names the commit subject; kubectl shows the printer columns.
+    let events = env.server.ok(&["get", "events", "-o", "json"]);
+    assert!(
+        events.contains("NewArtifact")
+            && events.contains("stored artifact for commit 'Add the app'"),
+        "{events}"
+    );
+    let table = env.server.ok(&["get", "gitrepo", "podinfo"]);
+    assert!(
+        table.contains("URL") && table.contains("READY") && table.contains("True"),
+        "{table}"
+    );
+
+    // A new commit plus requestedAt: the new revision is stored; lastHandledReconcileAt echoes.
+    repo.write(
+        "deploy/app.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app2\n",
+    );
+    let c2 = repo.commit("Second");
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "gitrepository/podinfo",
+        "reconcile.fluxcd.io/requestedAt=now-1",
+    ]);
+    let obj = wait_for(
+        &env,
+        "podinfo",
+        "the new revision",
+        ready_at(&format!("main@sha1:{c2}")),
+    )
+    .await;
+    assert_eq!(obj["status"]["lastHandledReconcileAt"], "now-1");
+    // Retention: two records stay.
+    let dir = env.storage_dir.path().join("gitrepository/default/podinfo");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    // Metrics carry the duration histogram.
+    assert!(env.metrics.encode().contains("gotk_reconcile_duration_seconds_count{kind=\"GitRepository\",name=\"podinfo\",namespace=\"default\"}"));
+
+    // Suspend: a new commit is not picked up even when requested.
+    env.server.ok(&[
+        "patch",
+        "gitrepository/podinfo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":true}}"#,
+    ]);
+    repo.write("x.yaml", "x: 1\n");
+    repo.commit("Third");
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "gitrepository/podinfo",
+        "reconcile.fluxcd.io/requestedAt=now-2",
+    ]);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        get(&env, "podinfo")["status"]["artifact"]["revision"],
+        format!("main@sha1:{c2}")
+    );
+
+    // Deletion removes the artifacts and the finalizer.
+    env.server.ok(&[
+        "delete",
+        "gitrepository/podinfo",
+        "--wait=true",
+        "--timeout=30s",
+    ]);
+    assert!(!dir.exists(), "artifacts removed with the object");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_name_their_cause_and_publish_nothing() {
+    let env = start().await;
+    let repo = Repo::new();
+    repo.write("a.yaml", "a: 1\n");
+    let c1 = repo.commit("first");
+    repo.git(&["tag", "v1.0.0"]);
+    repo.push();
+    let daemon = GitDaemon::start(&repo.base);
+    let url = daemon.url("repo.git");
+
+    // Unknown branch.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("nobranch", &url, "  ref:\n    branch: nope\n"),
+    );
+    let obj = wait_for(&env, "nobranch", "Ready=False", ready_false).await;
+    let fetch = condition(&obj, "FetchFailed").expect("FetchFailed");
+    assert_eq!(fetch["reason"], "GitOperationFailed");
+    assert!(
+        fetch["message"]
+            .as_str()
+            .unwrap()
+            .contains("couldn't find remote ref \"refs/heads/nope\""),
+        "{fetch}"
+    );
+    assert!(obj["status"]["artifact"].is_null());
+    assert_eq!(
+        condition(&obj, "Reconciling").unwrap()["reason"],
+        "ProgressingWithRetry"
+    );
+
+    // No tag in range.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("norange", &url, "  ref:\n    semver: '>=2.0.0'\n"),
+    );
+    let obj = wait_for(&env, "norange", "Ready=False", ready_false).await;
+    assert!(
+        condition(&obj, "Ready").unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .contains("no match found for semver: >=2.0.0")
+    );
+
+    // Unreachable host.
+    let dead = format!("git://127.0.0.1:{}/repo.git", git_support::free_port());
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &manifest("dead", &dead, ""));
+    let obj = wait_for(&env, "dead", "Ready=False", ready_false).await;
+    assert!(
+        condition(&obj, "FetchFailed").unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .contains(&dead)
+    );
+
+    // A missing credentials secret.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("nosecret", &url, "  secretRef:\n    name: missing\n"),
+    );
+    let obj = wait_for(&env, "nosecret", "Ready=False", ready_false).await;
+    let fetch = condition(&obj, "FetchFailed").unwrap();
+    assert_eq!(fetch["reason"], "AuthenticationFailed");
+    assert!(
+        fetch["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("failed to get secret 'default/missing'"),
+        "{fetch}"
+    );
+
+    // Verification of an unsigned commit fails; no artifact is published.
+    let keys = tempfile::tempdir().unwrap();
+    let (_, public) = git_support::ssh_keygen(keys.path(), "signer");
+    env.server.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "keys",
+        &format!("--from-literal=author.sshpub={public}"),
+    ]);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("unsigned", &url, "  ref:\n    branch: main\n  verify:\n    mode: HEAD\n    secretRef:\n      name: keys\n"),
+    );
+    let obj = wait_for(&env, "unsigned", "Ready=False", ready_false).await;
+    assert!(
+        obj["status"]["artifact"].is_null(),
+        "an unverified commit never becomes an artifact"
+    );
+    let verified = condition(&obj, "SourceVerified").expect("SourceVerified");
+    assert_eq!(verified["status"], "False");
+    let msg = verified["message"].as_str().unwrap();
+    assert_eq!(
+        msg,
+        format!(
+            "signature verification of commit '{c1}' failed: unsupported signature type: empty"
+        )
+    );
+    assert_eq!(verified["reason"], "InvalidCommitSignature");
+    assert_eq!(
+        condition(&obj, "Ready").unwrap()["reason"],
+        "InvalidCommitSignature"
+    );
+    // Tag verification on a branch reference stalls.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("tagmode", &url, "  ref:\n    branch: main\n  verify:\n    mode: Tag\n    secretRef:\n      name: keys\n"),
+    );
+    let obj = wait_for(&env, "tagmode", "Stalled", |o| {
+        condition(o, "Stalled").is_some()
+    })
+    .await;
+    let stalled = condition(&obj, "Stalled").unwrap();
+    assert_eq!(stalled["reason"], "InvalidVerificationMode");
+    assert_eq!(
+        stalled["message"],
+        "cannot verify tag object's signature if a tag reference is not specified"
+    );
+    assert_eq!(
+        env.storage_dir
+            .path()
+            .join("gitrepository/default")
+            .read_dir()
+            .map(|d| d.count())
+            .unwrap_or(0),
+        0
+    );
+    // Warning events carry the reasons.
+    let events = env.server.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "type=Warning",
+        "-o",
+        "json",
+    ]);
+    assert!(
+        events.contains("GitOperationFailed") && events.contains("AuthenticationFailed"),
+        "{events}"
+    );
+}
