@@ -2,6 +2,7 @@
 
 mod apiserver;
 mod apply;
+mod build;
 mod cluster;
 mod controllers;
 mod install;
@@ -31,6 +32,9 @@ enum Command {
     Apply(apply::Args),
     /// Build a kustomization and print the YAML stream (like `kubectl kustomize`).
     Kustomize(kustomize::Args),
+    /// Build artifacts locally.
+    #[command(subcommand)]
+    Build(build::Build),
     /// Run the toolkit controllers (source-controller) against the current cluster.
     Controllers(controllers::Args),
     /// Install Tidegate into a cluster (`--export` prints the manifests).
@@ -52,6 +56,7 @@ fn main() -> anyhow::Result<()> {
     let command = match cli.command {
         Command::Kustomize(args) => return kustomize::run(args),
         Command::Install(args) => return install::run(args),
+        Command::Build(b) => return build::run(b),
         other => other,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -62,7 +67,7 @@ fn main() -> anyhow::Result<()> {
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,
-            Command::Kustomize(_) | Command::Install(_) => Ok(()),
+            Command::Kustomize(_) | Command::Install(_) | Command::Build(_) => Ok(()),
         }
     })
 }

@@ -401,3 +401,118 @@ async fn failures_name_their_cause_and_publish_nothing() {
         "{events}"
     );
 }
+
+/// Lists the files of an artifact served at `url`.
+async fn artifact_files(url: &str) -> Vec<String> {
+    let bytes = tidegate_source::tls::http_client()
+        .get(url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    tidegate_source::extract::extract_tar_gz(&bytes[..], dir.path(), Default::default()).unwrap();
+    let mut out = Vec::new();
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push(
+                    e.path()
+                        .strip_prefix(dir.path())
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn include_sparse_checkout_and_ignore() {
+    let env = start().await;
+    let lib = Repo::new();
+    lib.write("deploy/base/lib.yaml", "lib: 1\n");
+    lib.write("docs/readme.md", "docs\n");
+    let lib_commit = lib.commit("lib");
+    let app = Repo::new();
+    app.write("apps/web.yaml", "web: 1\n");
+    app.write("apps/notes.md", "notes\n");
+    app.write("charts/c.yaml", "c: 1\n");
+    app.commit("app");
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("lib", &lib.file_url(), "  ref:\n    branch: main\n"),
+    );
+    wait_for(
+        &env,
+        "lib",
+        "Ready",
+        ready_at(&format!("main@sha1:{lib_commit}")),
+    )
+    .await;
+    let extra = "  ref:\n    branch: main\n  ignore: |\n    *.md\n  sparseCheckout:\n  - apps\n  include:\n  - repository:\n      name: lib\n    fromPath: deploy\n    toPath: vendor/lib\n";
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("app", &app.file_url(), extra),
+    );
+    let obj = wait_for(&env, "app", "Ready", |o| {
+        condition(o, "Ready").is_some_and(|c| c["status"] == "True")
+    })
+    .await;
+    let files = artifact_files(obj["status"]["artifact"]["url"].as_str().unwrap()).await;
+    assert_eq!(
+        files,
+        vec![
+            "apps/web.yaml".to_string(),
+            "vendor/lib/base/lib.yaml".to_string()
+        ]
+    );
+    assert_eq!(
+        obj["status"]["includedArtifacts"][0]["revision"],
+        format!("main@sha1:{lib_commit}")
+    );
+    assert_eq!(obj["status"]["observedIgnore"], "*.md\n");
+    assert_eq!(obj["status"]["observedSparseCheckout"][0], "apps");
+    // A missing sparse directory fails with Flux's message.
+    env.server.ok(&[
+        "patch",
+        "gitrepository/app",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"sparseCheckout":["nope"]}}"#,
+    ]);
+    let obj = wait_for(&env, "app", "Ready=False", ready_false).await;
+    assert!(
+        condition(&obj, "Ready").unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .contains("sparse checkout dir 'nope' does not exist")
+    );
+    // An include that does not exist waits with IncludeUnavailable.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest(
+            "orphan",
+            &app.file_url(),
+            "  ref:\n    branch: main\n  include:\n  - repository:\n      name: ghost\n",
+        ),
+    );
+    let obj = wait_for(&env, "orphan", "IncludeUnavailable", |o| {
+        condition(o, "IncludeUnavailable").is_some()
+    })
+    .await;
+    assert_eq!(
+        condition(&obj, "IncludeUnavailable").unwrap()["reason"],
+        "NotFound"
+    );
+    assert!(obj["status"]["artifact"].is_null());
+}

@@ -321,3 +321,40 @@ pub fn safe_join(root: &Path, path: &str) -> Option<PathBuf> {
     }
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disk_tree(files: &[&str]) -> (tempfile::TempDir, FileTree) {
+        let dir = tempfile::tempdir().unwrap();
+        for f in files {
+            let p = dir.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, f).unwrap();
+        }
+        let tree = FileTree::from_dir(dir.path()).unwrap();
+        (dir, tree)
+    }
+
+    #[test]
+    fn sparse_dirs_graft_and_safe_join() {
+        let (_d, mut tree) = disk_tree(&["a/x.yaml", "b/y.yaml", "b/c/z.yaml", "top.yaml"]);
+        assert_eq!(tree.file_count(), 4);
+        tree.retain_dirs(&["b/c".into(), "a".into()]).unwrap();
+        assert_eq!(tree.file_count(), 2);
+        assert_eq!(
+            tree.clone().retain_dirs(&["nope".into()]),
+            Err("nope".into())
+        );
+        let (_e, other) = disk_tree(&["lib.yaml"]);
+        tree.graft("vendor/lib", other);
+        assert_eq!(tree.file_count(), 3);
+        assert!(safe_join(Path::new("/r"), "../x").is_none());
+        assert!(safe_join(Path::new("/r"), "/abs").is_none());
+        assert_eq!(
+            safe_join(Path::new("/r"), "./a/b"),
+            Some(PathBuf::from("/r/a/b"))
+        );
+    }
+}

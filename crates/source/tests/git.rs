@@ -522,3 +522,52 @@ fn signed_commits_and_tags_gpg_and_ssh() {
     let (f, _w) = fetched(&url, &branch("main"));
     assert!(git::commit_signature(&f.repo, f.commit).unwrap().is_none());
 }
+
+#[test]
+fn https_with_a_custom_ca_and_a_bearer_token() {
+    let repo = Repo::new();
+    repo.write("a.yaml", "a: 1\n");
+    let c1 = repo.commit("first");
+    let server = HttpBackend::start_with(&repo.base, support::Required::Bearer("t0ken"), true);
+    let url = server.url("repo.git");
+    assert!(url.starts_with("https://"));
+    let ca = server.ca_pem.clone().unwrap().into_bytes();
+    let secret = |pairs: &[(&str, &[u8])]| -> BTreeMap<String, Vec<u8>> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_vec()))
+            .collect()
+    };
+    // CA from ca.crt and the bearer token: fetched.
+    let auth = Auth::from_secret(
+        &url,
+        Some(&secret(&[("ca.crt", &ca), ("bearerToken", b"t0ken")])),
+    )
+    .unwrap();
+    let (r, _w) = fetch_with(&url, &branch("main"), &auth, None);
+    match r {
+        Ok(Outcome::Fetched(f)) => assert_eq!(f.revision, format!("main@sha1:{c1}")),
+        Ok(_) => panic!("no-op without last revision"),
+        Err(e) => panic!("https fetch failed: {e}"),
+    }
+    // Without the CA the certificate is not trusted.
+    let auth = Auth::from_secret(&url, Some(&secret(&[("bearerToken", b"t0ken")]))).unwrap();
+    let (r, _w) = fetch_with(&url, &branch("main"), &auth, None);
+    let err = r.err().expect("untrusted certificate");
+    assert!(
+        err.to_string().to_lowercase().contains("certificate"),
+        "{err}"
+    );
+    // A wrong token is refused.
+    let auth = Auth::from_secret(
+        &url,
+        Some(&secret(&[("caFile", &ca), ("bearerToken", b"wrong")])),
+    )
+    .unwrap();
+    let (r, _w) = fetch_with(&url, &branch("main"), &auth, None);
+    let err = r.err().expect("wrong token");
+    assert!(
+        err.to_string().contains("401") || err.reason() == "AuthenticationFailed",
+        "{err}"
+    );
+}

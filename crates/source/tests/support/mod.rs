@@ -250,26 +250,53 @@ impl Drop for Sshd {
     }
 }
 
-/// `git http-backend` behind a minimal CGI host with HTTP basic auth, on a loopback port.
+/// `git http-backend` behind a minimal CGI host, on a loopback port: plain HTTP or HTTPS (a
+/// certificate from a test CA), with basic auth or a bearer token required when given.
 pub struct HttpBackend {
     pub port: u16,
+    /// The CA that signed the HTTPS certificate (PEM), when serving HTTPS.
+    pub ca_pem: Option<String>,
+    scheme: &'static str,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// What the HTTP server asks clients for.
+pub enum Required<'a> {
+    Nothing,
+    Basic(&'a str, &'a str),
+    Bearer(&'a str),
+}
+
 impl HttpBackend {
-    /// Serves the bare repositories in `base`, requiring `user`/`password` when given.
+    /// Serves the bare repositories in `base` over HTTP, requiring `user`/`password` when given.
     pub fn start(base: &Path, credentials: Option<(&str, &str)>) -> HttpBackend {
+        let required = match credentials {
+            Some((u, p)) => Required::Basic(u, p),
+            None => Required::Nothing,
+        };
+        Self::start_with(base, required, false)
+    }
+
+    /// Serves `base` with the given authentication, over HTTPS when `tls`.
+    pub fn start_with(base: &Path, required: Required<'_>, tls: bool) -> HttpBackend {
         use base64::Engine as _;
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
-        let expected = credentials.map(|(u, p)| {
-            format!(
+        let expected = match required {
+            Required::Nothing => None,
+            Required::Basic(u, p) => Some(format!(
                 "Basic {}",
                 base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))
-            )
-        });
+            )),
+            Required::Bearer(t) => Some(format!("Bearer {t}")),
+        };
+        let creds = tls.then(|| tidegate_apiserver::tls::load_or_create(None).unwrap());
+        let ca_pem = creds.as_ref().map(|c| c.ca_pem.clone());
+        let tls_config = creds
+            .as_ref()
+            .map(|c| tidegate_apiserver::tls::server_config(c).unwrap());
         let base = base.to_path_buf();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -284,23 +311,60 @@ impl HttpBackend {
                     let expected = expected.clone();
                     async move { cgi(req, &base, expected.as_deref()).await }
                 });
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = rx.await;
-                    })
-                    .await
-                    .unwrap();
+                match tls_config {
+                    None => axum::serve(listener, app)
+                        .with_graceful_shutdown(async {
+                            let _ = rx.await;
+                        })
+                        .await
+                        .unwrap(),
+                    Some(config) => serve_tls(listener, app, config, rx).await,
+                }
             });
         });
         HttpBackend {
             port,
+            ca_pem,
+            scheme: if tls { "https" } else { "http" },
             shutdown: Some(tx),
             thread: Some(thread),
         }
     }
 
     pub fn url(&self, repo: &str) -> String {
-        format!("http://127.0.0.1:{}/{repo}", self.port)
+        format!("{}://127.0.0.1:{}/{repo}", self.scheme, self.port)
+    }
+}
+
+async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    config: std::sync::Arc<rustls::ServerConfig>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use tower::Service as _;
+    let acceptor = tokio_rustls::TlsAcceptor::from(config);
+    loop {
+        let (tcp, _) = tokio::select! {
+            r = listener.accept() => match r { Ok(c) => c, Err(_) => continue },
+            _ = &mut stop => return,
+        };
+        let acceptor = acceptor.clone();
+        let app = app.clone();
+        tokio::spawn(async move {
+            let Ok(tls) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let svc =
+                hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let mut app = app.clone();
+                    async move { app.call(req.map(axum::body::Body::new)).await }
+                });
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(tls), svc)
+                .await;
+        });
     }
 }
 
