@@ -7,8 +7,6 @@ mod git_support;
 
 use std::process::{Child, Command, Stdio};
 
-use sha2::Digest as _;
-
 fn kubectl(kc: &str, args: &[&str], stdin: Option<&str>) -> String {
     let mut child = Command::new("kubectl")
         .arg("--kubeconfig")
@@ -252,22 +250,9 @@ async fn install_export_then_controllers_reconcile_a_documented_manifest() {
         ],
         None,
     );
+    let (_, served) = git_support::download(&url).await;
     let client = tidegate_source::tls::http_client();
-    let bytes = client
-        .get(&url)
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    assert_eq!(
-        digest,
-        format!(
-            "sha256:{}",
-            tidegate_source::archive::hex(&sha2::Sha256::digest(&bytes))
-        )
-    );
+    assert_eq!(digest, served);
     let events = kubectl(
         kc,
         &[

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use git_support::{GitDaemon, Repo};
 use serde_json::Value;
-use sha2::Digest as _;
 use tidegate_controllers::gitrepository;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_source::storage::{Retention, Storage};
@@ -172,18 +171,7 @@ async fn becomes_ready_serves_its_artifact_and_follows_new_commits() {
     );
     assert_eq!(obj["metadata"]["finalizers"][0], "finalizers.fluxcd.io");
     // The URL serves bytes with the advertised digest and size.
-    let bytes = tidegate_source::tls::http_client()
-        .get(artifact["url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    let digest = format!(
-        "sha256:{}",
-        tidegate_source::archive::hex(&sha2::Sha256::digest(&bytes))
-    );
+    let (bytes, digest) = git_support::download(artifact["url"].as_str().unwrap()).await;
     assert_eq!(artifact["digest"], digest);
     assert_eq!(artifact["size"], bytes.len() as u64);
     // The event names the commit subject; kubectl shows the printer columns.
@@ -404,14 +392,7 @@ async fn failures_name_their_cause_and_publish_nothing() {
 
 /// Lists the files of an artifact served at `url`.
 async fn artifact_files(url: &str) -> Vec<String> {
-    let bytes = tidegate_source::tls::http_client()
-        .get(url)
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let (bytes, _) = git_support::download(url).await;
     let dir = tempfile::tempdir().unwrap();
     tidegate_source::extract::extract_tar_gz(&bytes[..], dir.path(), Default::default()).unwrap();
     let mut out = Vec::new();

@@ -465,3 +465,24 @@ async fn cgi(
     }
     resp
 }
+
+/// Downloads `url`; returns the bytes and their `sha256:<hex>`.
+pub async fn download(url: &str) -> (Vec<u8>, String) {
+    use sha2::Digest as _;
+    let response = tidegate_source::tls::http_client()
+        .get(url)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        response.status().is_success(),
+        "GET {url}: {}",
+        response.status()
+    );
+    let bytes = response.bytes().await.unwrap().to_vec();
+    let digest = format!(
+        "sha256:{}",
+        tidegate_source::archive::hex(&sha2::Sha256::digest(&bytes))
+    );
+    (bytes, digest)
+}
