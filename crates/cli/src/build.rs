@@ -90,6 +90,7 @@ pub fn run(build: Build) -> anyhow::Result<()> {
                 auth: &auth,
                 last_revision: None,
                 interrupt: &interrupt,
+                timeout: std::time::Duration::from_secs(600),
             };
             let Outcome::Fetched(fetched) = git::fetch(&opts, work.path())? else {
                 anyhow::bail!("nothing fetched");

@@ -29,6 +29,7 @@ fn fetch_with(
         auth,
         last_revision: last,
         interrupt: &NO_INTERRUPT,
+        timeout: std::time::Duration::from_secs(30),
     };
     (git::fetch(&opts, work.path()), work)
 }
@@ -570,4 +571,41 @@ fn https_with_a_custom_ca_and_a_bearer_token() {
         err.to_string().contains("401") || err.reason() == "AuthenticationFailed",
         "{err}"
     );
+}
+
+#[test]
+fn a_silent_http_server_times_out() {
+    // Accepts connections and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        for c in listener.incoming().take(4) {
+            conns.push(c);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(5));
+    });
+    let url = format!("http://127.0.0.1:{port}/repo.git");
+    let work = tempfile::tempdir().unwrap();
+    let reference = branch("main");
+    let auth = Auth::default();
+    let opts = git::FetchOptions {
+        url: &url,
+        reference: &reference,
+        auth: &auth,
+        last_revision: None,
+        interrupt: &NO_INTERRUPT,
+        timeout: std::time::Duration::from_secs(1),
+    };
+    let started = std::time::Instant::now();
+    let err = git::fetch(&opts, work.path())
+        .err()
+        .expect("a silent server fails");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(err.to_string().contains(&url), "{err}");
+    drop(held);
 }

@@ -94,6 +94,8 @@ pub(super) fn fetch_and_pack(job: Job) -> Result<Packed, Failure> {
         auth,
         last_revision,
         interrupt,
+        timeout: tidegate_core::duration::parse(spec.timeout())
+            .unwrap_or(std::time::Duration::from_secs(60)),
     };
     let fetched = match git::fetch(&opts, work.path()) {
         Ok(Outcome::Unchanged { revision }) => return Ok(Packed::Unchanged(revision)),

@@ -61,6 +61,9 @@ pub struct FetchOptions<'a> {
     pub last_revision: Option<&'a str>,
     /// Set to stop a running fetch (timeouts).
     pub interrupt: &'a AtomicBool,
+    /// Bound on each network operation: HTTP requests time out after it, SSH gives up on a
+    /// silent server after it. (`git://` connections have no such bound.)
+    pub timeout: std::time::Duration,
 }
 
 /// A fetched commit, ready to be read.

@@ -17,7 +17,7 @@ pub(super) fn fetch(opts: &FetchOptions<'_>, workdir: &Path) -> Result<Outcome, 
     let mut repo =
         gix::init_bare(workdir).map_err(|e| op(format!("initialising a repository: {e}")))?;
     if url.scheme == gix::url::Scheme::Ssh {
-        configure_ssh(&mut repo, opts.auth, workdir)?;
+        configure_ssh(&mut repo, opts.auth, workdir, opts.timeout)?;
     }
     let strategy = opts.reference.strategy();
     let shallow = !matches!(strategy, Strategy::Commit { .. });
@@ -34,7 +34,7 @@ pub(super) fn fetch(opts: &FetchOptions<'_>, workdir: &Path) -> Result<Outcome, 
             .collect(),
     };
     let first = remote_for(&repo, &url, &specs)?;
-    let prepare = prepare(&first, &url, opts.auth)?;
+    let prepare = prepare(&first, &url, opts.auth, opts.timeout)?;
     let listed = listing(&prepare.ref_map().remote_refs);
     if prepare
         .ref_map()
@@ -63,7 +63,7 @@ pub(super) fn fetch(opts: &FetchOptions<'_>, workdir: &Path) -> Result<Outcome, 
         drop(prepare);
         let r = selection.fetch_ref.clone().unwrap_or_default();
         let second = remote_for(&repo, &url, &[format!("+{r}:{r}")])?;
-        let again = self::prepare(&second, &url, opts.auth)?;
+        let again = self::prepare(&second, &url, opts.auth, opts.timeout)?;
         receive(again, shallow, opts)?;
     }
     let commit = commit_of(&strategy, &selection)?;
@@ -86,7 +86,12 @@ fn with_default_user(url: &str) -> Result<gix::Url, GitError> {
 
 /// SSH goes through the OpenSSH client with the secret's identity and known_hosts, and nothing
 /// from the user's own configuration.
-fn configure_ssh(repo: &mut gix::Repository, auth: &Auth, workdir: &Path) -> Result<(), GitError> {
+fn configure_ssh(
+    repo: &mut gix::Repository,
+    auth: &Auth,
+    workdir: &Path,
+    timeout: std::time::Duration,
+) -> Result<(), GitError> {
     let write = |name: &str, data: &[u8]| -> Result<std::path::PathBuf, GitError> {
         let path = workdir.join(name);
         let mut bytes = data.to_vec();
@@ -109,9 +114,11 @@ fn configure_ssh(repo: &mut gix::Repository, auth: &Auth, workdir: &Path) -> Res
     let command = format!(
         "ssh -F /dev/null -i '{}' -o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes \
          -o StrictHostKeyChecking=yes -o UserKnownHostsFile='{}' -o GlobalKnownHostsFile=/dev/null \
-         -o ConnectTimeout=20",
+         -o ConnectTimeout={secs} -o ServerAliveInterval={alive} -o ServerAliveCountMax=3",
         identity.display(),
-        known_hosts.display()
+        known_hosts.display(),
+        secs = timeout.as_secs().max(1),
+        alive = (timeout.as_secs() / 3).max(1),
     );
     let mut config = repo.config_snapshot_mut();
     config
@@ -146,12 +153,13 @@ fn prepare<'a>(
     remote: &'a gix::Remote<'a>,
     url: &gix::Url,
     auth: &'a Auth,
+    timeout: std::time::Duration,
 ) -> Result<Prepared<'a>, GitError> {
     let mut connection = remote
         .connect(Direction::Fetch)
         .map_err(|e| classify(url, chain(&e)))?;
     if url.scheme == gix::url::Scheme::Http || url.scheme == gix::url::Scheme::Https {
-        connection = connection.with_transport_options(Box::new(http_options(auth)));
+        connection = connection.with_transport_options(Box::new(http_options(auth, timeout)));
     }
     let username = auth.username.clone();
     let password = auth.password.clone();
@@ -193,16 +201,24 @@ fn receive(prepare: Prepared<'_>, shallow: bool, opts: &FetchOptions<'_>) -> Res
         .map_err(|e| op(format!("unable to clone '{}': {}", opts.url, chain(&e))))
 }
 
-fn http_options(auth: &Auth) -> gix::protocol::transport::client::blocking_io::http::Options {
+fn http_options(
+    auth: &Auth,
+    timeout: std::time::Duration,
+) -> gix::protocol::transport::client::blocking_io::http::Options {
     use gix::protocol::transport::client::blocking_io::http;
     let mut reqwest_opts = http::reqwest::Options::default();
-    if let Some(pem) = auth.ca_pem.clone() {
-        reqwest_opts.configure_client = Some(Box::new(move |builder| {
-            let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| gix_message(format!("reading the CA certificate: {e}")))?;
-            Ok(builder.tls_certs_merge(certs))
-        }));
-    }
+    let ca = auth.ca_pem.clone();
+    reqwest_opts.configure_client = Some(Box::new(move |builder| {
+        let builder = builder.timeout(timeout);
+        match &ca {
+            Some(pem) => {
+                let certs = reqwest::Certificate::from_pem_bundle(pem)
+                    .map_err(|e| gix_message(format!("reading the CA certificate: {e}")))?;
+                Ok(builder.tls_certs_merge(certs))
+            }
+            None => Ok(builder),
+        }
+    }));
     if let Some(token) = auth.bearer_token.clone() {
         reqwest_opts.configure_request = Some(Box::new(move |req| {
             let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
