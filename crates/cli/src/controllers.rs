@@ -46,6 +46,9 @@ pub struct Args {
     /// Address of the Prometheus metrics endpoint.
     #[arg(long, env = "METRICS_ADDR", default_value = ":8080")]
     metrics_addr: String,
+    /// Accept GitRepositories with `file://` URLs (repositories on this machine's filesystem).
+    #[arg(long)]
+    allow_file_urls: bool,
     /// Watch every namespace (false: only $RUNTIME_NAMESPACE).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     watch_all_namespaces: bool,
@@ -131,6 +134,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         jitter_percent: args.interval_jitter_percentage,
         requeue_dependency: requeue,
         namespace,
+        allow_file_urls: args.allow_file_urls,
     };
     gitrepository::run(client, storage, metrics, options, async {
         let _ = tokio::signal::ctrl_c().await;

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client, Resource, ResourceExt};
-use tokio::sync::Mutex;
+use std::sync::Mutex;
 
 /// `Normal` or `Warning`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,16 +81,22 @@ impl Recorder {
         );
         let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
         let now = k8s_openapi::jiff::Timestamp::now();
-        let mut seen = self.seen.lock().await;
-        seen.retain(|_, r| r.at.elapsed() < AGGREGATE_FOR);
-        if let Some(r) = seen.get_mut(&key)
-            && r.namespace == namespace
-        {
-            r.count += 1;
-            r.at = Instant::now();
-            let patch = serde_json::json!({"count": r.count, "lastTimestamp": Time(now)});
+        // The lock is held only to read and update the cache, never across a request.
+        let repeat = {
+            let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            seen.retain(|_, r| r.at.elapsed() < AGGREGATE_FOR);
+            seen.get_mut(&key)
+                .filter(|r| r.namespace == namespace)
+                .map(|r| {
+                    r.count += 1;
+                    r.at = Instant::now();
+                    (r.name.clone(), r.count)
+                })
+        };
+        if let Some((name, count)) = repeat {
+            let patch = serde_json::json!({"count": count, "lastTimestamp": Time(now)});
             if let Err(e) = api
-                .patch(&r.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
             {
                 tracing::warn!(error = %e, reason, "updating event failed");
@@ -136,6 +142,7 @@ impl Recorder {
         };
         match api.create(&PostParams::default(), &event).await {
             Ok(_) => {
+                let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
                 seen.insert(
                     key,
                     Recorded {

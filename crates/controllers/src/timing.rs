@@ -12,7 +12,9 @@ pub fn jittered(interval: Duration, percent: u8) -> Duration {
     }
     let p = f64::from(percent.min(99)) / 100.0;
     let factor = 1.0 + p * (2.0 * rand::random::<f64>() - 1.0);
-    interval.mul_f64(factor)
+    interval
+        .checked_mul(2)
+        .map_or(interval, |_| interval.mul_f64(factor))
 }
 
 /// Failure counts per object for exponential backoff (Flux: 750ms doubling up to 15m).

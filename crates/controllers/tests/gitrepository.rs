@@ -61,6 +61,7 @@ async fn start() -> Env {
     let client = server.client().await;
     let options = gitrepository::Options {
         concurrent: 4,
+        allow_file_urls: true,
         ..Default::default()
     };
     tokio::spawn(gitrepository::run(
@@ -374,6 +375,16 @@ async fn failures_name_their_cause_and_publish_nothing() {
             .map(|d| d.count())
             .unwrap_or(0),
         0
+    );
+    // A field Tidegate does not implement stalls the object instead of being ignored.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("submodules", &url, "  recurseSubmodules: true\n"),
+    );
+    let obj = wait_for(&env, "submodules", "Stalled", |o| condition(o, "Stalled").is_some()).await;
+    assert_eq!(
+        condition(&obj, "Stalled").unwrap()["message"],
+        "spec.recurseSubmodules is not supported by Tidegate yet"
     );
     // Warning events carry the reasons.
     let events = env.server.ok(&[

@@ -38,8 +38,15 @@ pub fn parse(text: &str) -> Result<Duration, String> {
         total += number * seconds;
         rest = &rest[unit_len..];
     }
-    Ok(Duration::from_secs_f64(total))
+    // Go durations are int64 nanoseconds: about 292 years at most.
+    if !total.is_finite() || total > MAX_SECONDS {
+        return Err(format!("invalid duration {text:?}: overflow"));
+    }
+    Duration::try_from_secs_f64(total).map_err(|_| bad())
 }
+
+/// The longest Go duration, in seconds (`math.MaxInt64` nanoseconds).
+const MAX_SECONDS: f64 = 9_223_372_036.854_775;
 
 #[cfg(test)]
 mod tests {
@@ -54,5 +61,11 @@ mod tests {
         assert!(parse("5").is_err());
         assert!(parse("5x").is_err());
         assert!(parse("").is_err());
+        assert!(
+            parse("99999999999999999h")
+                .unwrap_err()
+                .contains("overflow")
+        );
+        assert!(parse("1e400s").is_err());
     }
 }

@@ -171,17 +171,9 @@ pub fn extract_tar(reader: impl Read, root: &Path, limits: Limits) -> Result<(),
 
 /// The entry path as a clean relative path, or an error for absolute paths and `..`.
 fn safe_relative(raw: &str) -> Result<PathBuf, ExtractError> {
-    let mut out = PathBuf::new();
-    for c in Path::new(raw).components() {
-        match c {
-            Component::Normal(part) => out.push(part),
-            Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                return Err(ExtractError::UnsafePath(raw.to_string()));
-            }
-        }
-    }
-    Ok(out)
+    crate::tree::clean_relative(raw)
+        .map(PathBuf::from)
+        .ok_or_else(|| ExtractError::UnsafePath(raw.to_string()))
 }
 
 /// Refuses to write `rel` when one of its parent directories inside `root` is a symbolic link.

@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::archive::{Written, digest_of};
@@ -72,14 +72,13 @@ impl Storage {
 
     /// The file of an artifact path, refusing paths that leave the store.
     pub fn local_path(&self, path: &str) -> io::Result<PathBuf> {
-        let rel = Path::new(path.trim_start_matches('/'));
-        if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err(io::Error::new(
+        match crate::tree::clean_relative(path.trim_start_matches('/')) {
+            Some(rel) if !rel.is_empty() => Ok(self.root.join(rel)),
+            _ => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("invalid artifact path '{path}'"),
-            ));
+            )),
         }
-        Ok(self.root.join(rel))
     }
 
     /// Writes an artifact atomically: `write` fills a temporary file in the same directory,
@@ -94,23 +93,16 @@ impl Storage {
             .parent()
             .ok_or_else(|| io::Error::other("artifact path has no directory"))?;
         create_private_dir(dir)?;
-        let tmp = tempfile_in(dir)?;
-        let file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        let result = (|| {
-            let (mut out, written) = write(io::BufWriter::new(file))?;
-            out.flush()?;
-            let file = out.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
-            fs::rename(&tmp, &dest)?;
-            Ok(written)
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result
+        // A random name, created 0600: a file left by a crash never blocks the next write and
+        // is removed by garbage collection once older than the TTL.
+        let tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+        let (tmp_file, tmp_path) = tmp.into_parts();
+        let (mut out, written) = write(io::BufWriter::new(tmp_file))?;
+        out.flush()?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        tmp_path.persist(&dest).map_err(|e| e.error)?;
+        Ok(written)
     }
 
     /// Whether the artifact file exists and its bytes have `digest` (`sha256:<hex>`).
@@ -144,13 +136,18 @@ impl Storage {
             if !ty.is_file() || path.extension().is_some_and(|e| e == "lock") || path == current {
                 continue;
             }
+            let modified = entry.metadata()?.modified()?;
             if path
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with(".tmp-"))
             {
-                continue; // another write in progress
+                // A write in progress, or one a crash left behind.
+                if now.duration_since(modified).unwrap_or_default() > self.retention.ttl {
+                    fs::remove_file(&path)?;
+                }
+                continue;
             }
-            files.push((path, entry.metadata()?.modified()?));
+            files.push((path, modified));
         }
         files.sort_by_key(|(_, t)| *t);
         let mut removed = 0;
@@ -187,14 +184,6 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
         builder.mode(0o700);
     }
     builder.create(dir)
-}
-
-/// A temporary name in `dir`, unique within this process (counter) and across processes (pid).
-fn tempfile_in(dir: &Path) -> io::Result<PathBuf> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    Ok(dir.join(format!(".tmp-{}-{n}", std::process::id())))
 }
 
 #[cfg(test)]

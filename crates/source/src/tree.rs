@@ -88,11 +88,11 @@ impl FileTree {
         self.files
     }
 
-    /// Puts `other` at `at` (relative, `/`-separated; `""` for the root), replacing what was
-    /// there.
+    /// Puts `other` at `at` (a path from [`clean_relative`]; `""` for the root), replacing what
+    /// was there.
     pub fn graft(&mut self, at: &str, other: FileTree) {
         let mut dir = &mut self.root;
-        for part in at.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        for part in at.split('/').filter(|p| !p.is_empty()) {
             let node = dir
                 .entries
                 .entry(part.to_string())
@@ -114,8 +114,9 @@ impl FileTree {
     pub fn retain_dirs(&mut self, dirs: &[String]) -> Result<(), String> {
         let mut kept = FileTree::default();
         for dir in dirs {
+            let clean = clean_relative(dir).ok_or_else(|| dir.clone())?;
             let mut at = &self.root;
-            for part in dir.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            for part in clean.split('/').filter(|p| !p.is_empty()) {
                 match at.entries.get(part) {
                     Some(Node::Dir(d)) => at = d,
                     _ => return Err(dir.clone()),
@@ -154,48 +155,85 @@ impl FileTree {
     }
 }
 
+/// Bounds on a tree read from Git: a hostile repository must not exhaust the stack or memory.
+const MAX_DEPTH: usize = 1024;
+/// Files and directories at most (a tree may reference one subtree many times).
+const MAX_ENTRIES: usize = 1_000_000;
+
 fn fill_from_git(
     repo: &gix::Repository,
     id: gix::ObjectId,
     dir: &mut Dir,
     files: &mut usize,
 ) -> io::Result<()> {
+    let mut entries = 0usize;
+    fill_git_dir(repo, id, dir, files, &mut entries, "", 0)
+}
+
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+fn fill_git_dir(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+    dir: &mut Dir,
+    files: &mut usize,
+    entries: &mut usize,
+    at: &str,
+    depth: usize,
+) -> io::Result<()> {
     use gix::object::tree::EntryKind;
+    if depth > MAX_DEPTH {
+        return Err(invalid(format!(
+            "directory '{at}' is nested deeper than {MAX_DEPTH} levels"
+        )));
+    }
     let tree = repo.find_tree(id).map_err(io::Error::other)?;
     for entry in tree.iter() {
-        let Ok(entry) = entry else { continue };
+        let entry = entry.map_err(|e| invalid(format!("reading tree '{at}': {e}")))?;
         let name = entry.filename().to_string();
+        if !valid_name(&name) {
+            return Err(invalid(format!(
+                "tree '{at}' has an entry with an invalid name {name:?}"
+            )));
+        }
+        *entries += 1;
+        if *entries > MAX_ENTRIES {
+            return Err(invalid(format!(
+                "the tree has more than {MAX_ENTRIES} files and directories"
+            )));
+        }
         let oid = entry.oid().to_owned();
-        match entry.mode().kind() {
+        let node = match entry.mode().kind() {
             EntryKind::Tree => {
                 let mut sub = Dir::default();
-                fill_from_git(repo, oid, &mut sub, files)?;
-                dir.entries.insert(name, Node::Dir(sub));
+                let path = if at.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{at}/{name}")
+                };
+                fill_git_dir(repo, oid, &mut sub, files, entries, &path, depth + 1)?;
+                Node::Dir(sub)
             }
-            EntryKind::Blob => {
+            EntryKind::Blob | EntryKind::BlobExecutable => {
                 *files += 1;
-                dir.entries.insert(
-                    name,
-                    Node::File {
-                        executable: false,
-                        content: Content::Blob(oid),
-                    },
-                );
+                let executable = entry.mode().kind() == EntryKind::BlobExecutable;
+                Node::File {
+                    executable,
+                    content: Content::Blob(oid),
+                }
             }
-            EntryKind::BlobExecutable => {
-                *files += 1;
-                dir.entries.insert(
-                    name,
-                    Node::File {
-                        executable: true,
-                        content: Content::Blob(oid),
-                    },
-                );
-            }
-            EntryKind::Link | EntryKind::Commit => {}
-        }
+            EntryKind::Link | EntryKind::Commit => continue,
+        };
+        dir.entries.insert(name, node);
     }
     Ok(())
+}
+
+/// A file name a tree may hold: not empty, not `.` or `..`, no `/` or NUL.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0'])
 }
 
 fn fill_from_dir(path: &Path, dir: &mut Dir, files: &mut usize) -> io::Result<()> {
@@ -309,17 +347,29 @@ fn write_dir<W: Write>(
     Ok(())
 }
 
-/// `root` joined with a relative `path`, or `None` when `path` is absolute or climbs out.
-pub fn safe_join(root: &Path, path: &str) -> Option<PathBuf> {
-    let mut out = root.to_path_buf();
+/// A relative path in clean `a/b` form: `.` components and empty ones dropped, `None` for
+/// absolute paths and `..` (the one rule for every path that comes from a spec or an archive).
+pub fn clean_relative(path: &str) -> Option<String> {
+    let mut parts = Vec::new();
     for c in Path::new(path).components() {
         match c {
-            std::path::Component::Normal(p) => out.push(p),
+            std::path::Component::Normal(p) => parts.push(p.to_str()?),
             std::path::Component::CurDir => {}
             _ => return None,
         }
     }
-    Some(out)
+    Some(parts.join("/"))
+}
+
+/// `root` joined with a relative `path`, or `None` when `path` is absolute or climbs out.
+pub fn safe_join(root: &Path, path: &str) -> Option<PathBuf> {
+    clean_relative(path).map(|p| {
+        if p.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(p)
+        }
+    })
 }
 
 #[cfg(test)]
@@ -352,6 +402,9 @@ mod tests {
         assert_eq!(tree.file_count(), 3);
         assert!(safe_join(Path::new("/r"), "../x").is_none());
         assert!(safe_join(Path::new("/r"), "/abs").is_none());
+        assert_eq!(clean_relative("./a//b/."), Some("a/b".into()));
+        assert_eq!(clean_relative("."), Some(String::new()));
+        assert!(clean_relative("a/../b").is_none());
         assert_eq!(
             safe_join(Path::new("/r"), "./a/b"),
             Some(PathBuf::from("/r/a/b"))

@@ -45,35 +45,25 @@ pub(super) struct Job {
     /// Whether anything besides the revision changes the artifact's content.
     pub(super) config_changed: bool,
     pub(super) includes: Vec<Included>,
+    /// `spec.timeout`.
+    pub(super) timeout: std::time::Duration,
 }
 
-/// Fetches, verifies and packs (blocking: run it on a blocking thread).
-pub(super) fn fetch_and_pack(job: Job) -> Result<Packed, Failure> {
-    let Job {
-        spec,
-        auth,
-        keyring,
-        mode,
-        last_revision,
-        interrupt,
-        storage,
-        namespace: ns,
-        name,
-        current,
-        config_changed,
-        includes,
-    } = job;
-    let (auth, keyring, last_revision, interrupt, storage, ns, name, current) = (
-        &auth,
-        keyring.as_ref(),
-        last_revision.as_deref(),
-        &*interrupt,
-        &*storage,
-        ns.as_str(),
-        name.as_str(),
-        current.as_ref(),
-    );
-    let r = spec.reference.clone().unwrap_or_default();
+/// What phase one found.
+pub(super) enum Fetch {
+    /// The remote still points at the stored revision.
+    Unchanged(String),
+    /// A verified commit (the directory holds its repository until packing is done).
+    Fetched {
+        fetched: Box<git::Fetched>,
+        verified: Option<String>,
+        _work: tempfile::TempDir,
+    },
+}
+
+/// Phase one, bounded by `spec.timeout`: fetch and verify (blocking).
+pub(super) fn fetch_verified(job: &Job) -> Result<Fetch, Failure> {
+    let r = job.spec.reference.clone().unwrap_or_default();
     let reference = GitReference {
         branch: r.branch,
         tag: r.tag,
@@ -89,16 +79,15 @@ pub(super) fn fetch_and_pack(job: Job) -> Result<Packed, Failure> {
         )
     })?;
     let opts = git::FetchOptions {
-        url: &spec.url,
+        url: &job.spec.url,
         reference: &reference,
-        auth,
-        last_revision,
-        interrupt,
-        timeout: tidegate_core::duration::parse(spec.timeout())
-            .unwrap_or(std::time::Duration::from_secs(60)),
+        auth: &job.auth,
+        last_revision: job.last_revision.as_deref(),
+        interrupt: &job.interrupt,
+        timeout: job.timeout,
     };
     let fetched = match git::fetch(&opts, work.path()) {
-        Ok(Outcome::Unchanged { revision }) => return Ok(Packed::Unchanged(revision)),
+        Ok(Outcome::Unchanged { revision }) => return Ok(Fetch::Unchanged(revision)),
         Ok(Outcome::Fetched(f)) => f,
         Err(e) => {
             let message = match &e {
@@ -108,10 +97,32 @@ pub(super) fn fetch_and_pack(job: Job) -> Result<Packed, Failure> {
             return Err(Failure::new(FETCH_FAILED, e.reason(), message));
         }
     };
-    let verified = match (keyring, mode) {
+    let verified = match (&job.keyring, job.mode) {
         (Some(k), Some(m)) => Some(verify(&fetched, k, m)?),
         _ => None,
     };
+    Ok(Fetch::Fetched {
+        fetched,
+        verified,
+        _work: work,
+    })
+}
+
+/// Phase two: pack the fetched commit into the store (blocking; not bounded by the timeout,
+/// as in Flux, where the timeout covers the Git operation only).
+pub(super) fn pack(
+    job: &Job,
+    fetched: &git::Fetched,
+    verified: Option<String>,
+) -> Result<Packed, Failure> {
+    let (spec, storage, ns, name) = (
+        &job.spec,
+        &*job.storage,
+        job.namespace.as_str(),
+        job.name.as_str(),
+    );
+    let (current, config_changed, includes) =
+        (job.current.as_ref(), job.config_changed, &job.includes);
     let commit_hex = fetched.commit.to_string();
     let up_to_date = current
         .is_some_and(|a| a.revision == fetched.revision && storage.exists(&a.path))
@@ -147,26 +158,29 @@ pub(super) fn fetch_and_pack(job: Job) -> Result<Packed, Failure> {
             )
         })?;
     }
-    for inc in &includes {
-        let (from, to) = (inc.from.as_str(), inc.to.as_str());
-        let src = match tidegate_source::tree::safe_join(inc.dir.path(), from) {
-            Some(p) => p,
-            None => {
-                return Err(Failure::new(
-                    STORAGE_FAILED,
-                    "IllegalPath",
-                    format!("path calculation for include '{from}' failed"),
-                ));
-            }
+    for inc in includes {
+        let (repo, from, to) = (inc.name.as_str(), inc.from.as_str(), inc.to.as_str());
+        let illegal = || {
+            Failure::new(
+                STORAGE_FAILED,
+                "IllegalPath",
+                format!(
+                    "path calculation for include '{repo}' failed: '{from}' or '{to}' leaves the repository or is its root"
+                ),
+            )
         };
+        let src = tidegate_source::tree::safe_join(inc.dir.path(), from).ok_or_else(illegal)?;
+        let dest = tidegate_source::tree::clean_relative(to)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(illegal)?;
         let sub = FileTree::from_dir(&src).map_err(|e| {
             Failure::new(
                 STORAGE_FAILED,
                 "CopyFailure",
-                format!("failed to copy include from {from} to {to}: {e}"),
+                format!("failed to copy '{repo}' include from {from} to {to}: {e}"),
             )
         })?;
-        tree.graft(to, sub);
+        tree.graft(&dest, sub);
     }
     let path = Storage::artifact_path("GitRepository", ns, name, &format!("{commit_hex}.tar.gz"));
     let written = tidegate_source::package::package(

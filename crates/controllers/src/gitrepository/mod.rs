@@ -33,6 +33,9 @@ pub struct Options {
     pub requeue_dependency: Duration,
     /// Watch only this namespace (`--watch-all-namespaces=false`).
     pub namespace: Option<String>,
+    /// Accept `file://` URLs (off by default: a tenant could otherwise publish any repository on
+    /// the controller's filesystem; `tidegate up` turns it on for local paths).
+    pub allow_file_urls: bool,
 }
 
 impl Default for Options {
@@ -42,6 +45,7 @@ impl Default for Options {
             jitter_percent: 5,
             requeue_dependency: Duration::from_secs(30),
             namespace: None,
+            allow_file_urls: false,
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::events::EventType;
 use crate::status::merge_diff;
 use crate::timing::jittered;
 
-use super::artifact::{Job, Packed, fetch_and_pack};
+use super::artifact::{Fetch, Job, Packed, fetch_verified, pack};
 use super::failure::{
     ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, FETCH_FAILED, Failure, INCLUDE_UNAVAILABLE, Retry,
     SOURCE_VERIFIED, STORAGE_FAILED, SUMMARY,
@@ -135,7 +135,12 @@ pub(super) async fn reconcile(
             conditions::summarize(&mut st.conditions, SUMMARY, generation);
             st.observed_generation = generation;
             ctx.backoff.succeeded(&format!("{ns}/{name}"));
-            action = Action::requeue(jittered(interval, ctx.options.jitter_percent));
+            action = if interval.is_zero() {
+                // No periodic reconcile for a zero interval (only changes and requests).
+                Action::await_change()
+            } else {
+                Action::requeue(jittered(interval, ctx.options.jitter_percent))
+            };
             let annotations = artifact_annotations(&st);
             let new_digest = st.artifact.as_ref().map(|a| a.digest.clone());
             if new_digest != old_digest {
@@ -353,7 +358,8 @@ async fn steps(
     let ns = obj.namespace().unwrap_or_default();
     let name = obj.name_any();
     let generation = obj.metadata.generation;
-    check_storage(ctx, st, generation).await;
+    check_storage(obj, ctx, st, generation).await;
+    unsupported(obj, &ctx.options)?;
 
     let secret = match &obj.spec.secret_ref {
         Some(r) => Some(
@@ -403,10 +409,9 @@ async fn steps(
         .then(|| st.artifact.as_ref().map(|a| a.revision.clone()))
         .flatten();
 
-    let timeout =
-        tidegate_core::duration::parse(obj.spec.timeout()).unwrap_or(Duration::from_secs(60));
+    let timeout = spec_timeout(obj);
     let interrupt = Arc::new(AtomicBool::new(false));
-    let work = Job {
+    let job = Arc::new(Job {
         spec: obj.spec.clone(),
         auth,
         keyring,
@@ -419,27 +424,47 @@ async fn steps(
         current: st.artifact.clone(),
         config_changed,
         includes,
-    };
-    let job = tokio::task::spawn_blocking(move || fetch_and_pack(work));
-    let result = match tokio::time::timeout(timeout, job).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => Err(Failure::new(
+        timeout,
+    });
+    let phase_one = job.clone();
+    let fetch = tokio::task::spawn_blocking(move || fetch_verified(&phase_one));
+    let crashed = |e: tokio::task::JoinError| {
+        Failure::new(
             FETCH_FAILED,
             "GitOperationFailed",
             format!("failed to checkout and determine revision: {e}"),
-        )),
+        )
+    };
+    let result = match tokio::time::timeout(timeout, fetch).await {
+        Ok(joined) => match joined.map_err(crashed)?? {
+            Fetch::Unchanged(revision) => Packed::Unchanged(revision),
+            Fetch::Fetched {
+                fetched,
+                verified,
+                _work,
+            } => {
+                let phase_two = job.clone();
+                tokio::task::spawn_blocking(move || {
+                    let packed = pack(&phase_two, &fetched, verified);
+                    drop(_work);
+                    packed
+                })
+                .await
+                .map_err(crashed)??
+            }
+        },
         Err(_) => {
             interrupt.store(true, Ordering::Relaxed);
-            Err(Failure::new(
+            return Err(Failure::new(
                 FETCH_FAILED,
                 "GitOperationFailed",
                 format!(
                     "failed to checkout and determine revision: timeout after {}",
-                    spec_timeout_text(obj)
+                    obj.spec.timeout()
                 ),
-            ))
+            ));
         }
-    }?;
+    };
     match result {
         Packed::Unchanged(revision) => {
             tracing::info!(
@@ -483,30 +508,61 @@ async fn steps(
     }
 }
 
-fn spec_timeout_text(obj: &GitRepository) -> String {
-    obj.spec.timeout().to_string()
+/// `spec.timeout` (default 60s).
+pub(super) fn spec_timeout(obj: &GitRepository) -> Duration {
+    tidegate_core::duration::parse(obj.spec.timeout()).unwrap_or(Duration::from_secs(60))
 }
 
 /// Drops a status artifact whose file is gone or altered; collects old artifacts.
-async fn check_storage(ctx: &Context, st: &mut GitRepositoryStatus, generation: Option<i64>) {
+async fn check_storage(
+    obj: &GitRepository,
+    ctx: &Context,
+    st: &mut GitRepositoryStatus,
+    generation: Option<i64>,
+) {
     let Some(a) = st.artifact.clone() else { return };
     let storage = ctx.storage.clone();
     let (path, digest) = (a.path.clone(), a.digest.clone());
-    let ok = tokio::task::spawn_blocking(move || {
+    // Some(true): present and intact; Some(false): altered (and removed); None: missing.
+    let state = tokio::task::spawn_blocking(move || {
         let _ = storage.garbage_collect(&path);
-        storage.verify(&path, &digest).unwrap_or(false)
+        if !storage.exists(&path) {
+            return None;
+        }
+        let intact = storage.verify(&path, &digest).unwrap_or(false);
+        if !intact && let Ok(file) = storage.local_path(&path) {
+            let _ = std::fs::remove_file(file);
+        }
+        Some(intact)
     })
     .await
-    .unwrap_or(false);
-    if !ok {
-        st.artifact = None;
-        conditions::delete(&mut st.conditions, ARTIFACT_IN_STORAGE);
-        progressing(
-            st,
-            "building artifact: disappeared from storage",
-            generation,
-        );
+    .unwrap_or(None);
+    if state == Some(true) {
+        return;
     }
+    if state == Some(false) {
+        let message = format!(
+            "failed to verify integrity of artifact: computed digest doesn't match '{}'",
+            a.digest
+        );
+        ctx.recorder
+            .publish(
+                obj,
+                EventType::Warning,
+                "ArtifactVerificationFailed",
+                &message,
+                &[],
+            )
+            .await;
+    }
+    st.artifact = None;
+    conditions::delete(&mut st.conditions, ARTIFACT_IN_STORAGE);
+    let message = if state.is_none() {
+        "building artifact: disappeared from storage"
+    } else {
+        "building artifact"
+    };
+    progressing(st, message, generation);
 }
 
 async fn secret_data(
@@ -536,6 +592,8 @@ async fn secret_data(
 
 /// An included repository's artifact, extracted.
 pub(super) struct Included {
+    /// The included GitRepository's name.
+    pub(super) name: String,
     pub(super) artifact: Artifact,
     pub(super) dir: tempfile::TempDir,
     pub(super) from: String,
@@ -596,6 +654,7 @@ async fn fetch_includes(obj: &GitRepository, ctx: &Context) -> Result<Vec<Includ
         let to = inc.to_path.clone().unwrap_or_else(|| name.clone());
         let from = inc.from_path.clone().unwrap_or_default();
         out.push(Included {
+            name: name.clone(),
             artifact,
             dir,
             from,
@@ -643,4 +702,39 @@ fn content_config_changed(
         || obj.spec.sparse_checkout != st.observed_sparse_checkout
         || needs_verification
         || includes_changed
+}
+
+/// Spec fields Tidegate does not implement yet stall the object instead of being ignored, and
+/// `file://` URLs stall unless the controller allows them.
+fn unsupported(obj: &GitRepository, options: &super::Options) -> Result<(), Failure> {
+    let spec = &obj.spec;
+    let stall = |field: &str| {
+        Failure::new(
+            FETCH_FAILED,
+            "UnsupportedConfiguration",
+            format!("{field} is not supported by Tidegate yet"),
+        )
+        .stall()
+    };
+    if spec.recurse_submodules {
+        return Err(stall("spec.recurseSubmodules"));
+    }
+    if spec.proxy_secret_ref.is_some() {
+        return Err(stall("spec.proxySecretRef"));
+    }
+    if spec.provider.as_deref().is_some_and(|p| p != "generic") {
+        return Err(stall("spec.provider other than generic"));
+    }
+    if spec.service_account_name.is_some() {
+        return Err(stall("spec.serviceAccountName"));
+    }
+    if spec.url.starts_with("file://") && !options.allow_file_urls {
+        return Err(Failure::new(
+            FETCH_FAILED,
+            "URLInvalid",
+            "file:// URLs are disabled in this controller (--allow-file-urls)".to_string(),
+        )
+        .stall());
+    }
+    Ok(())
 }

@@ -97,10 +97,51 @@ pub enum Outcome {
 /// directory the caller removes afterwards).
 pub fn fetch(opts: &FetchOptions<'_>, workdir: &Path) -> Result<Outcome, GitError> {
     crate::tls::ensure_provider();
-    if let Some(path) = opts.url.strip_prefix("file://") {
+    let result = if let Some(path) = opts.url.strip_prefix("file://") {
         local::fetch(opts, Path::new(path))
     } else {
         remote::fetch(opts, workdir)
+    };
+    result.map_err(|e| e.redact(opts.url))
+}
+
+/// The `user:password@` part of a URL, if any.
+fn userinfo(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = rest.split('/').next()?;
+    let at = authority.rfind('@')?;
+    Some(&rest[..=at])
+}
+
+/// `url` without its credentials, for messages.
+pub fn redacted_url(url: &str) -> String {
+    match userinfo(url) {
+        Some(info) => url.replacen(info, "", 1),
+        None => url.to_string(),
+    }
+}
+
+impl GitError {
+    /// The same error with any credentials of `url` removed from its message.
+    fn redact(self, url: &str) -> GitError {
+        let Some(info) = userinfo(url) else {
+            return self;
+        };
+        let clean = |m: String| {
+            let m = m.replace(info, "");
+            // A password may also appear on its own (URL-decoded or in a header dump).
+            match info.trim_end_matches('@').split_once(':') {
+                Some((_, password)) if !password.is_empty() => m.replace(password, "***"),
+                _ => m,
+            }
+        };
+        match self {
+            GitError::Auth(m) => GitError::Auth(clean(m)),
+            GitError::NotFound(m) => GitError::NotFound(clean(m)),
+            GitError::Invalid(m) => GitError::Invalid(clean(m)),
+            GitError::Operation(m) => GitError::Operation(clean(m)),
+            GitError::Empty => GitError::Empty,
+        }
     }
 }
 
@@ -261,4 +302,19 @@ pub fn tag_signature(
         signature: sig,
         payload,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_never_reach_messages() {
+        assert_eq!(redacted_url("https://u:p@h/r.git"), "https://h/r.git");
+        assert_eq!(redacted_url("ssh://git@h:22/r"), "ssh://h:22/r");
+        assert_eq!(redacted_url("https://h/a@b"), "https://h/a@b");
+        let e = GitError::Operation("unable to clone 'https://u:pw1@h/r': pw1 refused".into())
+            .redact("https://u:pw1@h/r");
+        assert_eq!(e.to_string(), "unable to clone 'https://h/r': *** refused");
+    }
 }

@@ -44,8 +44,7 @@ pub(super) fn fetch(opts: &FetchOptions<'_>, workdir: &Path) -> Result<Outcome, 
     {
         return Err(GitError::Empty);
     }
-    let display_url = opts.url;
-    let selection = select::select(&strategy, &listed, display_url)?;
+    let selection = select::select(&strategy, &listed, opts.url)?;
     if let Some(outcome) = unchanged(&strategy, &selection, opts.last_revision) {
         return Ok(outcome);
     }
@@ -236,22 +235,9 @@ fn http_options(
     }
 }
 
-/// Sorts transport errors into authentication failures and the rest.
+/// A transport error, as Flux words it (every checkout error is `GitOperationFailed`).
 fn classify(url: &gix::Url, message: String) -> GitError {
-    let lower = message.to_lowercase();
-    let text = format!("unable to clone '{}': {message}", url.to_bstring());
-    if lower.contains("401")
-        || lower.contains("403")
-        || lower.contains("authentication")
-        || lower.contains("credential")
-        || lower.contains("permission denied")
-        || lower.contains("host key verification failed")
-        || lower.contains("identity")
-    {
-        GitError::Auth(text)
-    } else {
-        GitError::Operation(text)
-    }
+    GitError::Operation(format!("unable to clone '{}': {message}", url.to_bstring()))
 }
 
 /// The remote's references as a flat list.
