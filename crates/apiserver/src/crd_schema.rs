@@ -354,10 +354,49 @@ fn format_ok(fmt: &str, s: &str) -> bool {
     }
 }
 
-/// Prunes a custom resource in place against its version's schema.
+/// Prunes a custom resource in place against its version's schema, then applies the schema's
+/// `default`s (structural defaulting, as kube-apiserver does after pruning).
 pub fn prune_custom(r: &ResourceInfo, obj: &mut Value) {
     if let Some(schema) = &r.schema {
         prune(schema, obj, true);
+        apply_defaults(schema, obj, true);
+    }
+}
+
+/// Fills absent fields whose schema has a `default`, recursively (also inside defaulted values,
+/// array items and additionalProperties). `metadata` at the root is left alone.
+pub fn apply_defaults(schema: &Value, value: &mut Value, root: bool) {
+    match value {
+        Value::Object(map) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, sub) in props {
+                    if root && k == "metadata" {
+                        continue;
+                    }
+                    if !map.contains_key(k)
+                        && let Some(d) = sub.get("default")
+                    {
+                        map.insert(k.clone(), d.clone());
+                    }
+                    if let Some(v) = map.get_mut(k) {
+                        apply_defaults(sub, v, false);
+                    }
+                }
+            }
+            if let Some(add) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+                for v in map.values_mut() {
+                    apply_defaults(add, v, false);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for it in items.iter_mut() {
+                    apply_defaults(item_schema, it, false);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -404,6 +443,32 @@ mod tests {
             }},
             "status": {"type": "object", "properties": {"ok": {"type": "boolean"}}}
         }})
+    }
+
+    #[test]
+    fn applies_structural_defaults() {
+        let schema = json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "timeout": {"type": "string", "default": "60s"},
+                "verify": {"type": "object", "properties": {"mode": {"type": "string", "default": "HEAD"}}},
+                "items": {"type": "array", "items": {"type": "object", "properties": {"w": {"type": "integer", "default": 1}}}}
+            }},
+            "status": {"type": "object", "default": {"observedGeneration": -1}}
+        }});
+        let mut obj =
+            json!({"metadata": {"name": "x"}, "spec": {"verify": {}, "items": [{}, {"w": 5}]}});
+        apply_defaults(&schema, &mut obj, true);
+        assert_eq!(obj["spec"]["timeout"], "60s");
+        assert_eq!(obj["spec"]["verify"]["mode"], "HEAD");
+        assert_eq!(obj["spec"]["items"], json!([{"w": 1}, {"w": 5}]));
+        assert_eq!(obj["status"], json!({"observedGeneration": -1}));
+        let mut set = json!({"spec": {"timeout": "5s"}});
+        apply_defaults(&schema, &mut set, true);
+        assert_eq!(set["spec"]["timeout"], "5s");
+        assert!(
+            set["spec"].get("verify").is_none(),
+            "no default for an absent parent without one"
+        );
     }
 
     #[test]

@@ -171,6 +171,8 @@ async fn becomes_ready_serves_its_artifact_and_follows_new_commits() {
         obj["metadata"]["generation"]
     );
     assert_eq!(obj["metadata"]["finalizers"][0], "finalizers.fluxcd.io");
+    // The API server filled in the CRD's default, as kube-apiserver does.
+    assert_eq!(obj["spec"]["timeout"], "60s");
     // The URL serves bytes with the advertised digest and size.
     let (bytes, digest) = git_support::download(artifact["url"].as_str().unwrap()).await;
     assert_eq!(artifact["digest"], digest);
@@ -381,7 +383,10 @@ async fn failures_name_their_cause_and_publish_nothing() {
         &["apply", "-f", "-"],
         &manifest("submodules", &url, "  recurseSubmodules: true\n"),
     );
-    let obj = wait_for(&env, "submodules", "Stalled", |o| condition(o, "Stalled").is_some()).await;
+    let obj = wait_for(&env, "submodules", "Stalled", |o| {
+        condition(o, "Stalled").is_some()
+    })
+    .await;
     assert_eq!(
         condition(&obj, "Stalled").unwrap()["message"],
         "spec.recurseSubmodules is not supported by Tidegate yet"

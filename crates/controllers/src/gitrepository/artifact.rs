@@ -44,7 +44,6 @@ pub(super) struct Job {
     pub(super) current: Option<Artifact>,
     /// Whether anything besides the revision changes the artifact's content.
     pub(super) config_changed: bool,
-    pub(super) includes: Vec<Included>,
     /// `spec.timeout`.
     pub(super) timeout: std::time::Duration,
 }
@@ -110,10 +109,20 @@ pub(super) fn fetch_verified(job: &Job) -> Result<Fetch, Failure> {
 
 /// Phase two: pack the fetched commit into the store (blocking; not bounded by the timeout,
 /// as in Flux, where the timeout covers the Git operation only).
+/// Whether the stored artifact already holds `fetched` with the same content settings.
+pub(super) fn up_to_date(job: &Job, fetched: &git::Fetched) -> bool {
+    !job.config_changed
+        && job
+            .current
+            .as_ref()
+            .is_some_and(|a| a.revision == fetched.revision && job.storage.exists(&a.path))
+}
+
 pub(super) fn pack(
     job: &Job,
     fetched: &git::Fetched,
     verified: Option<String>,
+    includes: &[Included],
 ) -> Result<Packed, Failure> {
     let (spec, storage, ns, name) = (
         &job.spec,
@@ -121,13 +130,8 @@ pub(super) fn pack(
         job.namespace.as_str(),
         job.name.as_str(),
     );
-    let (current, config_changed, includes) =
-        (job.current.as_ref(), job.config_changed, &job.includes);
     let commit_hex = fetched.commit.to_string();
-    let up_to_date = current
-        .is_some_and(|a| a.revision == fetched.revision && storage.exists(&a.path))
-        && !config_changed;
-    if up_to_date {
+    if up_to_date(job, fetched) {
         return Ok(Packed::Stored {
             revision: fetched.revision.clone(),
             written: None,

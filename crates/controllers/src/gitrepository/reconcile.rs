@@ -24,7 +24,7 @@ use crate::events::EventType;
 use crate::status::merge_diff;
 use crate::timing::jittered;
 
-use super::artifact::{Fetch, Job, Packed, fetch_verified, pack};
+use super::artifact::{Fetch, Job, Packed, fetch_verified, pack, up_to_date};
 use super::failure::{
     ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, FETCH_FAILED, Failure, INCLUDE_UNAVAILABLE, Retry,
     SOURCE_VERIFIED, STORAGE_FAILED, SUMMARY,
@@ -376,7 +376,7 @@ async fn steps(
             format!("failed to configure authentication options: {e}"),
         )
     })?;
-    let includes = fetch_includes(obj, ctx).await?;
+    let includes = include_artifacts(obj, ctx).await?;
     let included: Vec<Artifact> = includes.iter().map(|i| i.artifact.clone()).collect();
 
     let verify = obj.spec.verify.clone();
@@ -423,7 +423,6 @@ async fn steps(
         name: name.clone(),
         current: st.artifact.clone(),
         config_changed,
-        includes,
         timeout,
     });
     let phase_one = job.clone();
@@ -443,9 +442,14 @@ async fn steps(
                 verified,
                 _work,
             } => {
+                let extracted = if up_to_date(&job, &fetched) {
+                    Vec::new()
+                } else {
+                    download_includes(ctx, &includes).await?
+                };
                 let phase_two = job.clone();
                 tokio::task::spawn_blocking(move || {
-                    let packed = pack(&phase_two, &fetched, verified);
+                    let packed = pack(&phase_two, &fetched, verified, &extracted);
                     drop(_work);
                     packed
                 })
@@ -591,17 +595,24 @@ async fn secret_data(
 }
 
 /// An included repository's artifact, extracted.
+/// An included repository and its artifact, before download.
+struct IncludeRef {
+    name: String,
+    artifact: Artifact,
+    from: String,
+    to: String,
+}
+
 pub(super) struct Included {
     /// The included GitRepository's name.
     pub(super) name: String,
-    pub(super) artifact: Artifact,
     pub(super) dir: tempfile::TempDir,
     pub(super) from: String,
     pub(super) to: String,
 }
 
 /// Downloads the artifacts of `spec.include`.
-async fn fetch_includes(obj: &GitRepository, ctx: &Context) -> Result<Vec<Included>, Failure> {
+async fn include_artifacts(obj: &GitRepository, ctx: &Context) -> Result<Vec<IncludeRef>, Failure> {
     let ns = obj.namespace().unwrap_or_default();
     let api: Api<GitRepository> = Api::namespaced(ctx.client.clone(), &ns);
     let mut out = Vec::new();
@@ -624,41 +635,53 @@ async fn fetch_includes(obj: &GitRepository, ctx: &Context) -> Result<Vec<Includ
             )
             .wait(wait));
         };
+        out.push(IncludeRef {
+            name: name.clone(),
+            artifact,
+            from: inc.from_path.clone().unwrap_or_default(),
+            to: inc.to_path.clone().unwrap_or_else(|| name.clone()),
+        });
+    }
+    Ok(out)
+}
+
+/// Extracts the included artifacts (only when a new artifact is packed).
+async fn download_includes(ctx: &Context, refs: &[IncludeRef]) -> Result<Vec<Included>, Failure> {
+    let mut out = Vec::new();
+    for r in refs {
+        let copy_failed = |e: String| {
+            Failure::new(
+                STORAGE_FAILED,
+                "CopyFailure",
+                format!("failed to copy '{}' include: {e}", r.name),
+            )
+        };
         let dir = tempfile::tempdir()
             .map_err(|e| Failure::new(STORAGE_FAILED, "DirectoryCreationFailed", e.to_string()))?;
-        // Prefer the local store: the included artifact lives in the same storage.
+        // Prefer the local store: the included artifact usually lives in the same storage.
         let local = ctx
             .storage
-            .local_path(&artifact.path)
+            .local_path(&r.artifact.path)
             .ok()
             .filter(|p| p.is_file());
-        let result = match local {
+        match local {
             Some(path) => extract_local(path, dir.path().to_path_buf()).await,
             None => tidegate_source::fetch::fetch_artifact(
                 &ctx.http,
-                &artifact.url,
-                &artifact.digest,
+                &r.artifact.url,
+                &r.artifact.digest,
                 dir.path(),
                 Limits::default(),
             )
             .await
             .map_err(|e| e.to_string()),
-        };
-        result.map_err(|e| {
-            Failure::new(
-                STORAGE_FAILED,
-                "CopyFailure",
-                format!("failed to copy '{name}' include: {e}"),
-            )
-        })?;
-        let to = inc.to_path.clone().unwrap_or_else(|| name.clone());
-        let from = inc.from_path.clone().unwrap_or_default();
+        }
+        .map_err(copy_failed)?;
         out.push(Included {
-            name: name.clone(),
-            artifact,
+            name: r.name.clone(),
             dir,
-            from,
-            to,
+            from: r.from.clone(),
+            to: r.to.clone(),
         });
     }
     Ok(out)
