@@ -513,3 +513,61 @@ async fn include_sparse_checkout_and_ignore() {
     );
     assert!(obj["status"]["artifact"].is_null());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_commit_is_verified() {
+    let env = start().await;
+    let repo = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (key, public) = git_support::ssh_keygen(keys.path(), "signer");
+    repo.write("a.yaml", "a: 1\n");
+    repo.git(&["add", "-A"]);
+    let signing_key = format!("user.signingkey={}", key.display());
+    repo.git(&[
+        "-c",
+        "gpg.format=ssh",
+        "-c",
+        &signing_key,
+        "commit",
+        "-q",
+        "-S",
+        "-m",
+        "signed",
+    ]);
+    repo.push();
+    let commit = repo.git(&["rev-parse", "HEAD"]);
+    let fingerprint = git_support::run(
+        std::process::Command::new("ssh-keygen")
+            .arg("-lf")
+            .arg(key.with_extension("pub")),
+    );
+    let fingerprint = fingerprint.split_whitespace().nth(1).unwrap().to_string();
+    env.server.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "signers",
+        &format!("--from-literal=author.sshpub={public}"),
+    ]);
+    let verify = "  ref:\n    branch: main\n  verify:\n    secretRef:\n      name: signers\n";
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &manifest("signed", &repo.file_url(), verify),
+    );
+    let obj = wait_for(
+        &env,
+        "signed",
+        "Ready",
+        ready_at(&format!("main@sha1:{commit}")),
+    )
+    .await;
+    let verified = condition(&obj, "SourceVerified").expect("SourceVerified");
+    assert_eq!(verified["status"], "True");
+    assert_eq!(
+        verified["message"],
+        format!("verified signature of\n\t- commit '{commit}' with key '{fingerprint}'")
+    );
+    assert_eq!(obj["status"]["sourceVerificationMode"], "HEAD");
+    // The CRD's default for verify.mode was filled in by the API server.
+    assert_eq!(obj["spec"]["verify"]["mode"], "HEAD");
+}

@@ -131,6 +131,9 @@ pub(super) async fn reconcile(
                     v,
                     generation,
                 );
+                ctx.recorder
+                    .publish(obj, EventType::Normal, "Succeeded", v, &[])
+                    .await;
             }
             conditions::summarize(&mut st.conditions, SUMMARY, generation);
             st.observed_generation = generation;
