@@ -46,6 +46,9 @@ pub struct Args {
     /// Address of the Prometheus metrics endpoint.
     #[arg(long, env = "METRICS_ADDR", default_value = ":8080")]
     metrics_addr: String,
+    /// Address of the `/healthz` and `/readyz` probes.
+    #[arg(long, env = "HEALTH_ADDR", default_value = ":9440")]
+    health_addr: String,
     /// Accept GitRepositories with `file://` URLs (repositories on this machine's filesystem).
     #[arg(long)]
     allow_file_urls: bool,
@@ -108,13 +111,27 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("opening storage {}", args.storage_path.display()))?,
     );
     let metrics = Metrics::new();
-    let metrics_addr = listen_addr(&args.metrics_addr)?;
+    let metrics_listener = tokio::net::TcpListener::bind(listen_addr(&args.metrics_addr)?)
+        .await
+        .with_context(|| format!("binding the metrics endpoint to {}", args.metrics_addr))?;
     tokio::spawn({
         let m = metrics.clone();
         async move {
-            if let Err(e) = m.serve(metrics_addr).await {
+            if let Err(e) = m.serve(metrics_listener).await {
                 tracing::error!(error = %e, "metrics server stopped");
             }
+        }
+    });
+    // Liveness and readiness probes, as Flux's controllers serve them.
+    let health_listener = tokio::net::TcpListener::bind(listen_addr(&args.health_addr)?)
+        .await
+        .with_context(|| format!("binding the health endpoint to {}", args.health_addr))?;
+    let health = axum::Router::new()
+        .route("/healthz", axum::routing::get(|| async { "ok" }))
+        .route("/readyz", axum::routing::get(|| async { "ok" }));
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(health_listener, health).await {
+            tracing::error!(error = %e, "health server stopped");
         }
     });
     let app = tidegate_source::server::router(storage.clone());

@@ -180,6 +180,7 @@ async fn install_export_then_controllers_reconcile_a_documented_manifest() {
     let daemon = git_support::GitDaemon::start(&repo.base);
     let storage_port = git_support::free_port();
     let metrics_port = git_support::free_port();
+    let health_port = git_support::free_port();
     let storage = tmp.path().join("storage");
     let _controllers = Killed(
         Command::new(env!("CARGO_BIN_EXE_tidegate"))
@@ -194,6 +195,7 @@ async fn install_export_then_controllers_reconcile_a_documented_manifest() {
             .arg(&storage)
             .args(["--storage-addr", &format!("127.0.0.1:{storage_port}")])
             .args(["--metrics-addr", &format!("127.0.0.1:{metrics_port}")])
+            .args(["--health-addr", &format!("127.0.0.1:{health_port}")])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -282,4 +284,9 @@ async fn install_export_then_controllers_reconcile_a_documented_manifest() {
         metrics.contains("gotk_reconcile_duration_seconds_bucket"),
         "{metrics}"
     );
+    for probe in ["healthz", "readyz"] {
+        let url = format!("http://127.0.0.1:{health_port}/{probe}");
+        let status = client.get(&url).send().await.unwrap().status();
+        assert!(status.is_success(), "{probe}: {status}");
+    }
 }

@@ -102,8 +102,8 @@ impl Metrics {
         out
     }
 
-    /// Serves `/metrics` on `addr`.
-    pub async fn serve(self: Arc<Self>, addr: std::net::SocketAddr) -> std::io::Result<()> {
+    /// Serves `/metrics` on a bound listener.
+    pub async fn serve(self: Arc<Self>, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         let app = axum::Router::new().route(
             "/metrics",
             axum::routing::get(move || {
@@ -111,7 +111,6 @@ impl Metrics {
                 async move { m.encode() }
             }),
         );
-        let listener = tokio::net::TcpListener::bind(addr).await?;
         axum::serve(listener, app).await
     }
 }
