@@ -1,6 +1,6 @@
 //! `source.toolkit.fluxcd.io/v1` GitRepository.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use serde::{Deserialize, Serialize};
 
 use crate::meta::{Artifact, LocalObjectReference};
@@ -11,27 +11,7 @@ pub const GROUP: &str = "source.toolkit.fluxcd.io";
 pub const KIND: &str = "GitRepository";
 
 /// A Git repository to turn into artifacts.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct GitRepository {
-    /// Always `source.toolkit.fluxcd.io/v1` when written.
-    #[serde(
-        default,
-        rename = "apiVersion",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
-    /// Always `GitRepository` when written.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub kind: String,
-    /// Standard object metadata.
-    pub metadata: ObjectMeta,
-    /// What to fetch.
-    #[serde(default)]
-    pub spec: GitRepositorySpec,
-    /// What was observed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<GitRepositoryStatus>,
-}
+pub type GitRepository = crate::Object<GitRepositorySpec, GitRepositoryStatus>;
 
 crate::namespaced_resource!(
     GitRepository,

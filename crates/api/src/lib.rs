@@ -4,9 +4,34 @@
 pub mod conditions;
 pub mod crds;
 pub mod gitrepository;
+pub mod kustomization;
 pub mod meta;
 
 pub use gitrepository::{GitRepository, GitRepositorySpec, GitRepositoryStatus};
+pub use kustomization::{Kustomization, KustomizationSpec, KustomizationStatus};
+
+/// A toolkit object: `apiVersion`, `kind`, `metadata`, `spec` and an optional `status`.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Object<S, T> {
+    /// The API version, when written.
+    #[serde(
+        default,
+        rename = "apiVersion",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// The kind, when written.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// Standard object metadata.
+    pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    /// The desired state.
+    #[serde(default)]
+    pub spec: S,
+    /// What the controller observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<T>,
+}
 
 /// Implements `kube::Resource` for a namespaced custom resource with `metadata` field.
 macro_rules! namespaced_resource {
