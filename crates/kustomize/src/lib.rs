@@ -14,12 +14,14 @@
 //! # Ok::<(), tidegate_kustomize::Error>(())
 //! ```
 
+pub mod envsubst;
 pub mod error;
 mod fieldspec;
 mod flux;
 pub mod fs;
 mod generate;
 pub mod kustomization;
+pub mod postbuild;
 pub mod resmap;
 pub mod resource;
 mod scope;
