@@ -57,6 +57,7 @@ fn build(dir: &std::path::Path) -> anyhow::Result<Vec<Value>> {
     let options = Options {
         load_restrictions: LoadRestrictions::RootOnly,
         generate_missing: true,
+        overlay: None,
     };
     let built = Builder::new(&root, options)
         .and_then(|b| b.build(&root))

@@ -48,6 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let options = Options {
         load_restrictions,
         generate_missing: args.generate,
+        overlay: None,
     };
     let built = Builder::new(&root, options).and_then(|b| b.build(&args.dir));
     match built {

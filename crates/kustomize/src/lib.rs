@@ -30,6 +30,7 @@ mod transform;
 pub mod yaml;
 
 pub use error::{Error, ErrorKind, Result};
+pub use flux::Overlay;
 pub use fs::BuildRoot;
 pub use resmap::ResMap;
 pub use target::{Builder, LoadRestrictions, Options};

@@ -35,6 +35,8 @@ pub struct Options {
     /// When the directory to build has no kustomization file, generate one from the manifests
     /// found below it (Flux's behaviour) instead of failing.
     pub generate_missing: bool,
+    /// A Flux Kustomization's spec fields merged into the top kustomization before the build.
+    pub overlay: Option<crate::flux::Overlay>,
 }
 
 /// What a kustomization level hands to its parent.
@@ -161,11 +163,15 @@ impl Builder {
         let found = FILE_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file());
         let Some(path) = found else {
             if top && self.options.generate_missing {
-                let k = crate::flux::generate(&self.root, dir)?;
+                let mut k = crate::flux::generate(&self.root, dir)?;
+                let file = format!("{shown}/kustomization.yaml (generated)");
+                if let Some(overlay) = &self.options.overlay {
+                    overlay.merge(&mut k, dir, &file)?;
+                }
                 return Ok(Level {
                     k,
                     dir: dir.to_path_buf(),
-                    file: format!("{shown}/kustomization.yaml (generated)"),
+                    file,
                 });
             }
             return Err(Error::in_file(
@@ -232,6 +238,9 @@ impl Builder {
         k.resources.extend(bases);
         let tags = std::mem::take(&mut k.image_tags);
         k.images.extend(tags);
+        if top && let Some(overlay) = &self.options.overlay {
+            overlay.merge(&mut k, dir, &file)?;
+        }
         Ok(Level {
             k,
             dir: dir.to_path_buf(),

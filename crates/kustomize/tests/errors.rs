@@ -267,6 +267,7 @@ fn flux_generates_a_kustomization_for_plain_manifests() {
         tmp.path(),
         Options {
             generate_missing: true,
+            overlay: None,
             ..Options::default()
         },
     )
