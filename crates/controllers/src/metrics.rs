@@ -21,6 +21,18 @@ pub struct ObjectLabels {
     pub namespace: String,
 }
 
+impl ObjectLabels {
+    /// The labels of a toolkit object.
+    pub fn of<K: kube::Resource<DynamicType = ()>>(obj: &K) -> Self {
+        use kube::ResourceExt;
+        ObjectLabels {
+            kind: K::kind(&()).into_owned(),
+            name: obj.name_any(),
+            namespace: obj.namespace().unwrap_or_default(),
+        }
+    }
+}
+
 /// Labels of a condition.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ConditionLabels {

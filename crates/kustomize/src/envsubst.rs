@@ -34,15 +34,14 @@ enum Node {
     },
 }
 
-struct Parser<'a> {
+struct Parser {
     chars: Vec<char>,
     pos: usize,
-    _src: &'a str,
 }
 
 const DEFAULT_OPS: &[&str] = &["-", "=", ":-", ":=", ":?", ":+"];
 
-impl Parser<'_> {
+impl Parser {
     fn peek(&self) -> Option<char> {
         self.chars.get(self.pos).copied()
     }
@@ -290,7 +289,6 @@ pub fn expand(
     let mut parser = Parser {
         chars: input.chars().collect(),
         pos: 0,
-        _src: input,
     };
     let nodes = parser.top()?;
     let mut out = String::with_capacity(input.len());

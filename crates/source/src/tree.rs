@@ -97,13 +97,14 @@ impl FileTree {
                 .entries
                 .entry(part.to_string())
                 .or_insert_with(|| Node::Dir(Dir::default()));
+            // A file in the way is replaced by a directory.
             if !matches!(node, Node::Dir(_)) {
                 *node = Node::Dir(Dir::default());
             }
-            let Node::Dir(d) = node else {
-                unreachable!("just made a directory")
+            dir = match node {
+                Node::Dir(d) => d,
+                Node::File { .. } => return,
             };
-            dir = d;
         }
         *dir = other.root;
         self.files = count_files(&self.root);

@@ -126,11 +126,7 @@ async fn reconcile_one(
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
     let started = std::time::Instant::now();
-    let labels = crate::metrics::ObjectLabels {
-        kind: "GitRepository".into(),
-        name: obj.name_any(),
-        namespace: obj.namespace().unwrap_or_default(),
-    };
+    let labels = crate::metrics::ObjectLabels::of(obj.as_ref());
     let result = reconcile::reconcile(&obj, &ctx).await;
     ctx.metrics
         .duration

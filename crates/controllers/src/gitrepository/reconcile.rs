@@ -44,11 +44,7 @@ pub(super) async fn reconcile(
     let ns = obj.namespace().unwrap_or_default();
     let name = obj.name_any();
     let api: Api<GitRepository> = Api::namespaced(ctx.client.clone(), &ns);
-    let labels = crate::metrics::ObjectLabels {
-        kind: "GitRepository".into(),
-        name: name.clone(),
-        namespace: ns.clone(),
-    };
+    let labels = crate::metrics::ObjectLabels::of(obj);
     let fail = |message: String| ReconcileError {
         message,
         retry: ctx.backoff.failed(&format!("{ns}/{name}")),
@@ -60,8 +56,7 @@ pub(super) async fn reconcile(
     if !obj.finalizers().iter().any(|f| f == FINALIZER) {
         let mut finalizers = obj.finalizers().to_vec();
         finalizers.push(FINALIZER.to_string());
-        let patch = serde_json::json!({"metadata": {"finalizers": finalizers, "resourceVersion": obj.resource_version()}});
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        set_finalizers(&api, obj, finalizers)
             .await
             .map_err(|e| fail(format!("adding finalizer: {e}")))?;
     }
@@ -309,6 +304,21 @@ async fn patch_status(
         .map_err(|e| format!("patching status: {e}"))
 }
 
+/// Writes `finalizers`, guarded by the object's resourceVersion.
+async fn set_finalizers(
+    api: &Api<GitRepository>,
+    obj: &GitRepository,
+    finalizers: Vec<String>,
+) -> Result<GitRepository, kube::Error> {
+    let patch = serde_json::json!({"metadata": {"finalizers": finalizers, "resourceVersion": obj.resource_version()}});
+    api.patch(
+        &obj.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+}
+
 async fn delete(
     obj: &GitRepository,
     ctx: &Context,
@@ -337,15 +347,7 @@ async fn delete(
         .filter(|f| *f != FINALIZER)
         .cloned()
         .collect();
-    let patch = serde_json::json!({"metadata": {"finalizers": finalizers, "resourceVersion": obj.resource_version()}});
-    match api
-        .patch(
-            &obj.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await
-    {
+    match set_finalizers(api, obj, finalizers).await {
         Ok(_) => Ok(Action::await_change()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(Action::await_change()),
         Err(e) => Err(format!("removing finalizer: {e}")),
