@@ -91,7 +91,7 @@ impl Default for ApplyOptions {
 pub struct ResourceManager {
     pub(crate) client: Client,
     pub(crate) options: ManagerOptions,
-    pub(crate) resolver: Resolver,
+    pub(crate) resolver: std::sync::Arc<Resolver>,
     pub(crate) live: LiveIndex,
 }
 
@@ -99,10 +99,25 @@ impl ResourceManager {
     /// A manager talking to the cluster behind `client`.
     pub fn new(client: Client, options: ManagerOptions) -> ResourceManager {
         ResourceManager {
-            resolver: Resolver::new(client.clone()),
+            resolver: std::sync::Arc::new(Resolver::new(client.clone())),
             live: LiveIndex::new(client.clone(), options.live_mode),
             client,
             options,
+        }
+    }
+
+    /// A manager for another owner (and possibly another identity on the same cluster, such
+    /// as an impersonated client) that shares this one's discovery cache and live-object
+    /// index, so many appliers cost one set of watches.
+    pub fn derive(&self, client: Client, owner: Option<Owner>) -> ResourceManager {
+        ResourceManager {
+            client,
+            options: ManagerOptions {
+                owner,
+                ..self.options.clone()
+            },
+            resolver: self.resolver.clone(),
+            live: self.live.clone(),
         }
     }
 
@@ -261,6 +276,7 @@ impl ResourceManager {
         objects: Vec<Value>,
         options: &ApplyOptions,
     ) -> Result<Vec<Item>, Error> {
+        let started = std::time::Instant::now();
         let mut items = Vec::with_capacity(objects.len());
         let mut seen = HashSet::new();
         let mut errors = Vec::new();
@@ -311,11 +327,22 @@ impl ResourceManager {
                 target,
             });
         }
-        if errors.is_empty() {
-            Ok(items)
-        } else {
-            Err(Error::Validation(errors))
+        if !errors.is_empty() {
+            return Err(Error::Validation(errors));
         }
+        // A kind the cached discovery does not know may have been added since (by another
+        // applier's CRD): look once more before calling it unknown.
+        if items.iter().any(|i| i.target.is_none())
+            && self.resolver.refresh_if_before(started).await?
+        {
+            for item in items.iter_mut().filter(|i| i.target.is_none()) {
+                item.target = self
+                    .resolver
+                    .resolve(&item.api_version, &item.object.kind)
+                    .await?;
+            }
+        }
+        Ok(items)
     }
 
     async fn cover_live(&self, items: &[Item]) -> Result<(), Error> {
@@ -336,7 +363,9 @@ impl ResourceManager {
         }
         let jobs = by_target
             .into_iter()
-            .map(|(t, ns)| async move { self.live.cover(t, &ns).await });
+            .map(|(t, ns)| async move { self.live.cover(t, &ns).await })
+            // Collected first: a lazy iterator of futures would not be provably `Send`.
+            .collect::<Vec<_>>();
         let results: Vec<Result<(), Error>> = futures::stream::iter(jobs)
             .buffer_unordered(self.options.concurrency.max(1))
             .collect()
@@ -354,10 +383,13 @@ impl ResourceManager {
         plans: &mut [Option<Plan>],
         errors: &mut Vec<String>,
     ) {
-        let jobs = idx.iter().map(|&i| {
-            let item = &items[i];
-            async move { (i, self.plan(item, options, state).await) }
-        });
+        let jobs = idx
+            .iter()
+            .map(|&i| {
+                let item = &items[i];
+                async move { (i, self.plan(item, options, state).await) }
+            })
+            .collect::<Vec<_>>();
         let results: Vec<(usize, Result<Plan, Error>)> = futures::stream::iter(jobs)
             .buffer_unordered(self.options.concurrency.max(1))
             .collect()
@@ -382,11 +414,14 @@ impl ResourceManager {
         options: &ApplyOptions,
         state: &mut AppliedState,
     ) -> Result<Vec<ChangeSetEntry>, Error> {
-        let jobs = idx.iter().map(|&i| {
-            let item = &items[i];
-            let plan = plans[i].clone();
-            async move { (i, self.carry_out(item, plan, options).await) }
-        });
+        let jobs = idx
+            .iter()
+            .map(|&i| {
+                let item = &items[i];
+                let plan = plans[i].clone();
+                async move { (i, self.carry_out(item, plan, options).await) }
+            })
+            .collect::<Vec<_>>();
         let results: Vec<(usize, Result<Outcome, Error>)> = futures::stream::iter(jobs)
             .buffered(self.options.concurrency.max(1))
             .collect()

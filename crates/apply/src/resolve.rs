@@ -7,6 +7,7 @@ use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::GroupVersionKind;
 use kube::discovery::{Discovery, Scope};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::RwLock;
 
 /// A resource to call.
@@ -32,7 +33,7 @@ impl Target {
 /// Cached discovery.
 pub struct Resolver {
     client: Client,
-    discovery: RwLock<Option<Arc<Discovery>>>,
+    discovery: RwLock<Option<(Arc<Discovery>, Instant)>>,
 }
 
 impl Resolver {
@@ -56,8 +57,24 @@ impl Resolver {
                     message: describe(&e),
                 })?,
         };
-        *self.discovery.write().await = Some(Arc::new(discovery));
+        *self.discovery.write().await = Some((Arc::new(discovery), Instant::now()));
         Ok(())
+    }
+
+    /// Runs discovery again unless the cached one was taken at or after `instant` (so
+    /// concurrent callers share one refresh); says whether it ran.
+    pub async fn refresh_if_before(&self, instant: Instant) -> Result<bool, Error> {
+        let fresh = self
+            .discovery
+            .read()
+            .await
+            .as_ref()
+            .is_some_and(|(_, at)| *at >= instant);
+        if fresh {
+            return Ok(false);
+        }
+        self.refresh().await?;
+        Ok(true)
     }
 
     /// The resource serving `apiVersion`/`kind`, `None` when the cluster does not serve it.
@@ -66,7 +83,7 @@ impl Resolver {
             self.refresh().await?;
         }
         let guard = self.discovery.read().await;
-        let Some(discovery) = guard.as_ref() else {
+        let Some((discovery, _)) = guard.as_ref() else {
             return Ok(None);
         };
         let (group, version) = tidegate_core::object_ref::split_api_version(api_version);

@@ -47,23 +47,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "try: kubectl --kubeconfig {} get namespaces",
         kubeconfig.display()
     );
-    wait_for_signal().await;
+    crate::controllers::wait_for_signal().await;
     tracing::info!("shutting down");
     server.shutdown().await;
     Ok(())
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -19,6 +19,11 @@ impl ClusterArgs {
     /// A client for the selected cluster. Without flags: the default kubeconfig, else the
     /// in-cluster service account.
     pub async fn client(&self) -> anyhow::Result<kube::Client> {
+        Ok(kube::Client::try_from(self.config().await?)?)
+    }
+
+    /// The client configuration of the selected cluster.
+    pub async fn config(&self) -> anyhow::Result<kube::Config> {
         let options = kube::config::KubeConfigOptions {
             context: self.context.clone(),
             ..Default::default()
@@ -36,6 +41,6 @@ impl ClusterArgs {
                 .await
                 .context("loading the kubeconfig or in-cluster configuration")?,
         };
-        Ok(kube::Client::try_from(config)?)
+        Ok(config)
     }
 }

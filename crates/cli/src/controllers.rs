@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use tidegate_controllers::gitrepository;
 use tidegate_controllers::metrics::Metrics;
+use tidegate_controllers::{gitrepository, kustomization, leader};
 use tidegate_source::storage::{Retention, Storage};
 
 use crate::cluster::ClusterArgs;
@@ -17,7 +17,11 @@ pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
     /// Controllers to run.
-    #[arg(long, value_delimiter = ',', default_value = "source-controller")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "source-controller,kustomize-controller"
+    )]
     components: Vec<String>,
     /// Where artifacts are stored.
     #[arg(long, env = "STORAGE_PATH", default_value = "/data")]
@@ -34,9 +38,24 @@ pub struct Args {
     /// Artifacts kept per object, the current one included.
     #[arg(long, default_value_t = 2)]
     artifact_retention_records: usize,
-    /// Reconciles running at once per controller.
+    /// Reconciles running at once per controller (source-controller; Flux's default 2).
     #[arg(long, default_value_t = 2)]
     concurrent: u16,
+    /// Kustomizations reconciled at once (Flux's kustomize-controller `--concurrent`, 4).
+    #[arg(long, default_value_t = 4)]
+    kustomize_concurrent: u16,
+    /// Service account impersonated by Kustomizations that name none.
+    #[arg(long)]
+    default_service_account: Option<String>,
+    /// Refuse references to sources and dependencies in other namespaces.
+    #[arg(long)]
+    no_cross_namespace_refs: bool,
+    /// Run only while holding a Lease, so that several replicas can stand by.
+    #[arg(long)]
+    enable_leader_election: bool,
+    /// Namespace of the leader-election Lease (default: $RUNTIME_NAMESPACE or flux-system).
+    #[arg(long)]
+    leader_election_namespace: Option<String>,
     /// Interval jitter in percent.
     #[arg(long, default_value_t = 5)]
     interval_jitter_percentage: u8,
@@ -86,11 +105,12 @@ fn advertised(args: &Args, bound: SocketAddr) -> String {
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     for c in &args.components {
-        if c != "source-controller" {
-            anyhow::bail!("unknown component {c:?} (available: source-controller)");
+        if c != SOURCE && c != KUSTOMIZE {
+            anyhow::bail!("unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE})");
         }
     }
-    let client = args.cluster.client().await?;
+    let config = args.cluster.config().await?;
+    let client = kube::Client::try_from(config.clone())?;
     let ttl = tidegate_core::duration::parse(&args.artifact_retention_ttl)
         .map_err(|e| anyhow::anyhow!("--artifact-retention-ttl: {e}"))?;
     let requeue = tidegate_core::duration::parse(&args.requeue_dependency)
@@ -146,16 +166,125 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         std::env::var("RUNTIME_NAMESPACE").ok()
     };
-    let options = gitrepository::Options {
-        concurrent: args.concurrent,
-        jitter_percent: args.interval_jitter_percentage,
-        requeue_dependency: requeue,
-        namespace,
-        allow_file_urls: args.allow_file_urls,
+    if args.enable_leader_election {
+        let ns = args
+            .leader_election_namespace
+            .clone()
+            .or_else(|| std::env::var("RUNTIME_NAMESPACE").ok())
+            .unwrap_or_else(|| "flux-system".into());
+        let lease = leader::LeaseOptions::new(&ns, "tidegate-controllers-leader-election");
+        tokio::select! {
+            _ = leader::acquire(&client, &lease) => {}
+            _ = wait_for_signal() => return Ok(()),
+        }
+        let keeper = client.clone();
+        tokio::spawn(async move {
+            leader::keep(&keeper, &lease).await;
+            // As controller-runtime does: a process that lost its lease stops, and is
+            // restarted to compete again.
+            tracing::error!("leader election lost");
+            std::process::exit(1);
+        });
+    }
+    let set = Set {
+        client,
+        config,
+        storage,
+        metrics,
+        source: gitrepository::Options {
+            concurrent: args.concurrent,
+            jitter_percent: args.interval_jitter_percentage,
+            requeue_dependency: requeue,
+            namespace: namespace.clone(),
+            allow_file_urls: args.allow_file_urls,
+        },
+        kustomize: kustomization::Options {
+            concurrent: args.kustomize_concurrent,
+            jitter_percent: args.interval_jitter_percentage,
+            requeue_dependency: requeue,
+            namespace,
+            default_service_account: args.default_service_account.clone(),
+            no_cross_namespace_refs: args.no_cross_namespace_refs,
+            ..Default::default()
+        },
+        components: args.components.clone(),
     };
-    gitrepository::run(client, storage, metrics, options, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await;
+    set.run(wait_for_signal()).await;
     Ok(())
+}
+
+/// The source-controller component.
+pub const SOURCE: &str = "source-controller";
+/// The kustomize-controller component.
+pub const KUSTOMIZE: &str = "kustomize-controller";
+
+/// The controllers of one process, with what they share.
+pub struct Set {
+    /// Client of the cluster.
+    pub client: kube::Client,
+    /// Its configuration (for impersonating clients).
+    pub config: kube::Config,
+    /// The artifact store.
+    pub storage: Arc<Storage>,
+    /// The metrics registry.
+    pub metrics: Arc<Metrics>,
+    /// source-controller settings.
+    pub source: gitrepository::Options,
+    /// kustomize-controller settings.
+    pub kustomize: kustomization::Options,
+    /// Which to run.
+    pub components: Vec<String>,
+}
+
+impl Set {
+    /// Runs the selected controllers until `shutdown` resolves.
+    pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let stop = move || {
+            let mut rx = rx.clone();
+            async move {
+                let _ = rx.wait_for(|v| *v).await;
+            }
+        };
+        let mut tasks = Vec::new();
+        if self.components.iter().any(|c| c == SOURCE) {
+            tasks.push(tokio::spawn(gitrepository::run(
+                self.client.clone(),
+                self.storage.clone(),
+                self.metrics.clone(),
+                self.source.clone(),
+                stop(),
+            )));
+        }
+        if self.components.iter().any(|c| c == KUSTOMIZE) {
+            tasks.push(tokio::spawn(kustomization::run(
+                self.client.clone(),
+                self.config.clone(),
+                self.metrics.clone(),
+                self.kustomize.clone(),
+                stop(),
+            )));
+        }
+        shutdown.await;
+        let _ = tx.send(true);
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

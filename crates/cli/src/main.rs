@@ -35,7 +35,7 @@ enum Command {
     /// Build artifacts locally.
     #[command(subcommand)]
     Build(build::Build),
-    /// Run the toolkit controllers (source-controller) against the current cluster.
+    /// Run the toolkit controllers (source-controller, kustomize-controller) against a cluster.
     Controllers(controllers::Args),
     /// Install Tidegate into a cluster (`--export` prints the manifests).
     Install(install::Args),

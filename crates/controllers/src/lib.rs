@@ -2,10 +2,16 @@
 //! so what runs against the embedded API server runs against any Kubernetes.
 //!
 //! - [`gitrepository`]: `source.toolkit.fluxcd.io/v1` GitRepository (Flux's source-controller);
+//! - [`kustomization`]: `kustomize.toolkit.fluxcd.io/v1` Kustomization (Flux's
+//!   kustomize-controller);
 //! - [`events`], [`metrics`], [`status`], [`timing`]: what every reconciler shares.
 
 pub mod events;
+pub mod finalizer;
 pub mod gitrepository;
+pub mod kustomization;
+pub mod leader;
 pub mod metrics;
+pub mod shared;
 pub mod status;
 pub mod timing;

@@ -45,6 +45,47 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(total).map_err(|_| bad())
 }
 
+/// Formats `d` as Go's `time.Duration.String` does (`5m0s`, `1h0m0s`, `1.5s`, `250ms`,
+/// `0s`), the form Flux's messages carry.
+pub fn format(d: Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".into();
+    }
+    if nanos < 1_000_000_000 {
+        let (unit, scale) = if nanos < 1_000 {
+            ("ns", 1)
+        } else if nanos < 1_000_000 {
+            ("µs", 1_000)
+        } else {
+            ("ms", 1_000_000)
+        };
+        return format!("{}{unit}", fraction(nanos, scale));
+    }
+    let hours = nanos / 3_600_000_000_000;
+    let minutes = (nanos / 60_000_000_000) % 60;
+    let seconds = fraction(nanos % 60_000_000_000, 1_000_000_000);
+    if hours > 0 {
+        format!("{hours}h{minutes}m{seconds}s")
+    } else if minutes > 0 {
+        format!("{minutes}m{seconds}s")
+    } else {
+        format!("{seconds}s")
+    }
+}
+
+/// `value / scale` with the fraction's trailing zeros dropped.
+fn fraction(value: u128, scale: u128) -> String {
+    let whole = value / scale;
+    let rest = value % scale;
+    if rest == 0 {
+        return whole.to_string();
+    }
+    let digits = scale.to_string().len() - 1;
+    let frac = format!("{rest:0digits$}");
+    format!("{whole}.{}", frac.trim_end_matches('0'))
+}
+
 /// The longest Go duration, in seconds (`math.MaxInt64` nanoseconds).
 const MAX_SECONDS: f64 = 9_223_372_036.854_775;
 
@@ -67,5 +108,27 @@ mod tests {
                 .contains("overflow")
         );
         assert!(parse("1e400s").is_err());
+    }
+
+    #[test]
+    fn formats_as_go_does() {
+        // Outputs of Go's time.Duration.String for the same values.
+        let cases = [
+            (Duration::ZERO, "0s"),
+            (Duration::from_secs(300), "5m0s"),
+            (Duration::from_secs(30), "30s"),
+            (Duration::from_secs(3600), "1h0m0s"),
+            (Duration::from_secs(5430), "1h30m30s"),
+            (Duration::from_millis(1500), "1.5s"),
+            (Duration::from_millis(250), "250ms"),
+            (Duration::from_nanos(1_234_567_891), "1.234567891s"),
+            (Duration::from_nanos(61_000_000_001), "1m1.000000001s"),
+            (Duration::from_micros(1500), "1.5ms"),
+            (Duration::from_nanos(1500), "1.5µs"),
+            (Duration::from_nanos(7), "7ns"),
+        ];
+        for (d, want) in cases {
+            assert_eq!(format(d), want, "{d:?}");
+        }
     }
 }

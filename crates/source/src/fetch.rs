@@ -19,6 +19,12 @@ pub enum FetchError {
         /// What went wrong.
         message: String,
     },
+    /// The server has no such artifact (HTTP 404): the source has not stored it (yet).
+    #[error("failed to download artifact from {url}: artifact not found")]
+    NotFound {
+        /// The artifact URL.
+        url: String,
+    },
     /// The bytes do not have the expected digest.
     #[error(
         "failed to verify artifact: computed digest doesn't match '{expected}' (got '{actual}')"
@@ -64,6 +70,11 @@ pub async fn fetch_artifact(
         .send()
         .await
         .map_err(|e| download(e.to_string()))?;
+    if response.status() == reqwest::StatusCode::NOT_FOUND {
+        return Err(FetchError::NotFound {
+            url: url.to_string(),
+        });
+    }
     if !response.status().is_success() {
         return Err(download(format!("status {}", response.status())));
     }

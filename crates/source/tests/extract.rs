@@ -189,7 +189,11 @@ async fn served_artifacts_are_checked_by_digest() {
     )
     .await
     .unwrap_err();
-    assert!(err.to_string().contains("404"), "{err}");
+    assert!(
+        matches!(err, tidegate_source::fetch::FetchError::NotFound { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("artifact not found"), "{err}");
     let escape = format!("http://{addr}/..%2F..%2Fetc%2Fpasswd");
     let resp = client.get(&escape).send().await.unwrap();
     assert_eq!(resp.status(), 404);

@@ -14,7 +14,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client};
 use tidegate_api::GitRepository;
 use tidegate_source::storage::Storage;
 
@@ -96,7 +96,10 @@ pub async fn run(
     // or a deletion; never on our own status writes.
     let trigger = reflector::reflector(writer, watcher(api, watcher::Config::default()))
         .applied_objects()
-        .predicate_filter(trigger_hash, kube::runtime::PredicateConfig::default());
+        .predicate_filter(
+            crate::shared::trigger_hash,
+            kube::runtime::PredicateConfig::default(),
+        );
     Controller::for_stream(trigger, reader)
         .with_config(kube::runtime::controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(shutdown)
@@ -109,30 +112,11 @@ pub async fn run(
         .await;
 }
 
-/// What a change must touch to trigger a reconcile.
-fn trigger_hash(obj: &GitRepository) -> Option<u64> {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    obj.metadata.generation.hash(&mut h);
-    obj.annotations()
-        .get(tidegate_api::meta::RECONCILE_REQUESTED_AT)
-        .hash(&mut h);
-    obj.metadata.deletion_timestamp.is_some().hash(&mut h);
-    Some(h.finish())
-}
-
 async fn reconcile_one(
     obj: Arc<GitRepository>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
-    let started = std::time::Instant::now();
-    let labels = crate::metrics::ObjectLabels::of(obj.as_ref());
-    let result = reconcile::reconcile(&obj, &ctx).await;
-    ctx.metrics
-        .duration
-        .get_or_create(&labels)
-        .observe(started.elapsed().as_secs_f64());
-    result
+    crate::shared::timed(obj.as_ref(), &ctx.metrics, reconcile::reconcile(&obj, &ctx)).await
 }
 
 fn error_policy(_obj: Arc<GitRepository>, err: &ReconcileError, _ctx: Arc<Context>) -> Action {

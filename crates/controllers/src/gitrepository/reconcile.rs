@@ -14,7 +14,7 @@ use kube::{Api, ResourceExt};
 use tidegate_api::GitRepository;
 use tidegate_api::conditions::{self, READY, RECONCILING, STALLED};
 use tidegate_api::gitrepository::{GitRepositoryStatus, VerificationMode};
-use tidegate_api::meta::{Artifact, FINALIZER, RECONCILE_REQUESTED_AT};
+use tidegate_api::meta::{Artifact, RECONCILE_REQUESTED_AT};
 use tidegate_source::extract::Limits;
 use tidegate_source::git::Auth;
 use tidegate_source::verify::Keyring;
@@ -53,23 +53,10 @@ pub(super) async fn reconcile(
     if obj.metadata.deletion_timestamp.is_some() {
         return delete(obj, ctx, &api).await.map_err(fail);
     }
-    if !obj.finalizers().iter().any(|f| f == FINALIZER) {
-        let mut finalizers = obj.finalizers().to_vec();
-        finalizers.push(FINALIZER.to_string());
-        set_finalizers(&api, obj, finalizers)
-            .await
-            .map_err(|e| fail(format!("adding finalizer: {e}")))?;
-    }
-    if obj.spec.suspend {
-        ctx.metrics.suspend.get_or_create(&labels).set(1);
-        tracing::info!(
-            name,
-            namespace = ns,
-            "reconciliation is suspended for this object"
-        );
+    crate::finalizer::add(&api, obj).await.map_err(fail)?;
+    if crate::shared::check_suspended(obj, obj.spec.suspend, &ctx.metrics) {
         return Ok(Action::await_change());
     }
-    ctx.metrics.suspend.get_or_create(&labels).set(0);
 
     let generation = obj.metadata.generation;
     let mut written = obj.status.clone().unwrap_or_default();
@@ -304,27 +291,12 @@ async fn patch_status(
         .map_err(|e| format!("patching status: {e}"))
 }
 
-/// Writes `finalizers`, guarded by the object's resourceVersion.
-async fn set_finalizers(
-    api: &Api<GitRepository>,
-    obj: &GitRepository,
-    finalizers: Vec<String>,
-) -> Result<GitRepository, kube::Error> {
-    let patch = serde_json::json!({"metadata": {"finalizers": finalizers, "resourceVersion": obj.resource_version()}});
-    api.patch(
-        &obj.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(&patch),
-    )
-    .await
-}
-
 async fn delete(
     obj: &GitRepository,
     ctx: &Context,
     api: &Api<GitRepository>,
 ) -> Result<Action, String> {
-    if !obj.finalizers().iter().any(|f| f == FINALIZER) {
+    if !crate::finalizer::has(obj) {
         return Ok(Action::await_change());
     }
     let ns = obj.namespace().unwrap_or_default();
@@ -341,17 +313,8 @@ async fn delete(
             "garbage collected artifacts for deleted resource"
         );
     }
-    let finalizers: Vec<String> = obj
-        .finalizers()
-        .iter()
-        .filter(|f| *f != FINALIZER)
-        .cloned()
-        .collect();
-    match set_finalizers(api, obj, finalizers).await {
-        Ok(_) => Ok(Action::await_change()),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(Action::await_change()),
-        Err(e) => Err(format!("removing finalizer: {e}")),
-    }
+    crate::finalizer::remove(api, obj).await?;
+    Ok(Action::await_change())
 }
 
 /// Everything from the storage check to the new artifact.

@@ -1,0 +1,60 @@
+//! The toolkit finalizer (`finalizers.fluxcd.io`): added before a controller acts on an
+//! object, removed once its clean-up is done. Writes are guarded by the resourceVersion.
+
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tidegate_api::meta::FINALIZER;
+
+/// Whether `obj` carries the toolkit finalizer.
+pub fn has<K: Resource>(obj: &K) -> bool {
+    obj.finalizers().iter().any(|f| f == FINALIZER)
+}
+
+/// Adds the finalizer when missing.
+pub async fn add<K>(api: &Api<K>, obj: &K) -> Result<(), String>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    if has(obj) {
+        return Ok(());
+    }
+    let mut finalizers = obj.finalizers().to_vec();
+    finalizers.push(FINALIZER.to_string());
+    write(api, obj, finalizers)
+        .await
+        .map_err(|e| format!("adding finalizer: {e}"))
+}
+
+/// Removes the finalizer; an object already gone is fine.
+pub async fn remove<K>(api: &Api<K>, obj: &K) -> Result<(), String>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let finalizers: Vec<String> = obj
+        .finalizers()
+        .iter()
+        .filter(|f| *f != FINALIZER)
+        .cloned()
+        .collect();
+    match write(api, obj, finalizers).await {
+        Ok(()) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(format!("removing finalizer: {e}")),
+    }
+}
+
+async fn write<K>(api: &Api<K>, obj: &K, finalizers: Vec<String>) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let patch = serde_json::json!({"metadata": {
+        "finalizers": finalizers, "resourceVersion": obj.resource_version()}});
+    api.patch(
+        &obj.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map(|_| ())
+}

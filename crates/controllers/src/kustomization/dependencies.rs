@@ -1,0 +1,58 @@
+//! `spec.dependsOn`: a dependency is ready when it exists, has observed its generation, is
+//! `Ready=True` and, when it reads the same source, has applied the source's current revision
+//! (Flux's rules and messages). Dependencies are read from the watch cache.
+
+use kube::ResourceExt;
+use kube::runtime::reflector::{ObjectRef, Store};
+use tidegate_api::Kustomization;
+use tidegate_api::conditions::{self, READY};
+
+use super::triggers::source_of;
+
+/// Checks every dependency of `obj`; `revision` is the revision of its source's artifact.
+pub(super) fn check(
+    obj: &Kustomization,
+    store: &Store<Kustomization>,
+    revision: &str,
+    no_cross_namespace_refs: bool,
+) -> Result<(), String> {
+    let namespace = obj.namespace().unwrap_or_default();
+    for dep in &obj.spec.depends_on {
+        let dep_ns = dep
+            .namespace
+            .clone()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| namespace.clone());
+        let name = format!("{dep_ns}/{}", dep.name);
+        if no_cross_namespace_refs && dep_ns != namespace {
+            return Err(format!(
+                "dependency '{name}' can't be accessed, cross-namespace references have been blocked"
+            ));
+        }
+        if dep.ready_expr.is_some() {
+            return Err(format!(
+                "dependency '{name}': readyExpr (CEL) is not supported by Tidegate yet"
+            ));
+        }
+        let Some(k) = store.get(&ObjectRef::new(&dep.name).within(&dep_ns)) else {
+            return Err(format!(
+                "dependency '{name}' not found: kustomizations.kustomize.toolkit.fluxcd.io \"{}\" not found",
+                dep.name
+            ));
+        };
+        let Some(st) = k.status.as_ref() else {
+            return Err(format!("dependency '{name}' is not ready"));
+        };
+        if st.conditions.is_empty() || k.metadata.generation != st.observed_generation {
+            return Err(format!("dependency '{name}' is not ready"));
+        }
+        if !conditions::is_true(&st.conditions, READY) {
+            return Err(format!("dependency '{name}' is not ready"));
+        }
+        if source_of(&k) == source_of(obj) && st.last_applied_revision.as_deref() != Some(revision)
+        {
+            return Err(format!("dependency '{name}' revision is not up to date"));
+        }
+    }
+    Ok(())
+}

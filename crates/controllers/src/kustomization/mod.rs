@@ -1,0 +1,198 @@
+//! The Kustomization reconciler (Flux's kustomize-controller).
+//!
+//! Watches Kustomizations (reconciling on a new generation, a `requestedAt` annotation or a
+//! deletion, never on its own status writes) and GitRepositories (a new artifact reconciles the
+//! Kustomizations built from it at once). A Kustomization that becomes ready wakes the
+//! Kustomizations that depend on it, so a `dependsOn` chain does not wait for a retry timer.
+//! Sources and dependencies are read from the watch caches, not fetched per reconcile.
+
+mod build;
+mod cluster;
+mod dependencies;
+mod reconcile;
+mod triggers;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client};
+use tidegate_api::{GitRepository, Kustomization};
+use tidegate_apply::{AppliedState, ManagerOptions, ResourceManager};
+
+use crate::events::Recorder;
+use crate::metrics::Metrics;
+
+/// The field manager of every apply (Flux's controller name).
+pub const FIELD_MANAGER: &str = "kustomize-controller";
+
+/// Settings of the reconciler (Flux's kustomize-controller flags).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Reconciles running at once (`--concurrent`, default 4).
+    pub concurrent: u16,
+    /// Interval jitter in percent (`--interval-jitter-percentage`, default 5).
+    pub jitter_percent: u8,
+    /// Retry delay while a source or a dependency is not ready (`--requeue-dependency`,
+    /// default 30s); readiness events usually wake the Kustomization sooner.
+    pub requeue_dependency: Duration,
+    /// Watch only this namespace (`--watch-all-namespaces=false`).
+    pub namespace: Option<String>,
+    /// Service account impersonated when a Kustomization names none
+    /// (`--default-service-account`).
+    pub default_service_account: Option<String>,
+    /// Refuse sources and dependencies in other namespaces (`--no-cross-namespace-refs`).
+    pub no_cross_namespace_refs: bool,
+    /// Objects applied or deleted at once within one Kustomization.
+    pub apply_concurrency: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            concurrent: 4,
+            jitter_percent: 5,
+            requeue_dependency: Duration::from_secs(30),
+            namespace: None,
+            default_service_account: None,
+            no_cross_namespace_refs: false,
+            apply_concurrency: 8,
+        }
+    }
+}
+
+/// Shared state of the reconciles.
+pub struct Context {
+    client: Client,
+    config: kube::Config,
+    manager: ResourceManager,
+    recorder: Recorder,
+    metrics: Arc<Metrics>,
+    options: Options,
+    http: reqwest::Client,
+    sources: Store<GitRepository>,
+    kustomizations: Store<Kustomization>,
+    /// What each Kustomization applied last (desired hash and resourceVersion per object):
+    /// the no-op path, which needs no request for objects nobody touched.
+    applied: Mutex<HashMap<String, AppliedState>>,
+    /// The last build of each Kustomization, reused while artifact and spec are unchanged.
+    builds: Mutex<HashMap<String, build::Cached>>,
+    /// Managers for remote clusters (`spec.kubeConfig`), by secret content.
+    remotes: Mutex<HashMap<String, Arc<ResourceManager>>>,
+}
+
+/// The reconciler's error: already reported in the status; carries the retry delay.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ReconcileError {
+    message: String,
+    retry: Duration,
+}
+
+/// Runs the Kustomization controller until `shutdown` resolves. `config` is the
+/// configuration behind `client`, from which impersonating clients are made.
+pub async fn run(
+    client: Client,
+    config: kube::Config,
+    metrics: Arc<Metrics>,
+    options: Options,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let (kapi, gapi): (Api<Kustomization>, Api<GitRepository>) = match &options.namespace {
+        Some(ns) => (
+            Api::namespaced(client.clone(), ns),
+            Api::namespaced(client.clone(), ns),
+        ),
+        None => (Api::all(client.clone()), Api::all(client.clone())),
+    };
+    let concurrency = options.concurrent.max(1);
+    let (kreader, kwriter) = reflector::store();
+    let (greader, gwriter) = reflector::store();
+    let manager = ResourceManager::new(
+        client.clone(),
+        ManagerOptions {
+            field_manager: FIELD_MANAGER.into(),
+            concurrency: options.apply_concurrency.max(1),
+            live_mode: tidegate_apply::live::Mode::Watch,
+            ..Default::default()
+        },
+    );
+    let ctx = Arc::new(Context {
+        recorder: Recorder::new(client.clone(), FIELD_MANAGER),
+        client,
+        config,
+        manager,
+        metrics,
+        options,
+        http: tidegate_source::tls::http_client(),
+        sources: greader.clone(),
+        kustomizations: kreader.clone(),
+        applied: Mutex::default(),
+        builds: Mutex::default(),
+        remotes: Mutex::default(),
+    });
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+
+    // GitRepositories: a new artifact wakes the Kustomizations built from it.
+    let sources = triggers::SourceTracker::new(kreader.clone(), tx.clone());
+    let source_stream = reflector::reflector(gwriter, watcher(gapi, watcher::Config::default()))
+        .applied_objects()
+        .for_each(move |res| {
+            if let Ok(repo) = res {
+                sources.observe(&repo);
+            }
+            futures::future::ready(())
+        });
+    let source_task = tokio::spawn(source_stream);
+    if greader.wait_until_ready().await.is_err() {
+        tracing::error!("the GitRepository watch stopped before it synced");
+        return;
+    }
+
+    // Kustomizations: their own changes trigger them; a dependency that became ready wakes
+    // its dependents.
+    let readiness = triggers::ReadinessTracker::new(kreader.clone(), tx);
+    let trigger = reflector::reflector(kwriter, watcher(kapi, watcher::Config::default()))
+        .applied_objects()
+        .inspect(move |res| {
+            if let Ok(k) = res {
+                readiness.observe(k);
+            }
+        })
+        .predicate_filter(
+            crate::shared::trigger_hash,
+            kube::runtime::PredicateConfig::default(),
+        );
+    Controller::for_stream(trigger, kreader)
+        .reconcile_on(rx)
+        .with_config(kube::runtime::controller::Config::default().concurrency(concurrency))
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile_one, error_policy, ctx)
+        .for_each(|res| async move {
+            if let Err(e) = res {
+                tracing::debug!(error = %e, "kustomization controller");
+            }
+        })
+        .await;
+    source_task.abort();
+}
+
+async fn reconcile_one(
+    obj: Arc<Kustomization>,
+    ctx: Arc<Context>,
+) -> Result<Action, ReconcileError> {
+    crate::shared::timed(obj.as_ref(), &ctx.metrics, reconcile::reconcile(&obj, &ctx)).await
+}
+
+fn error_policy(_obj: Arc<Kustomization>, err: &ReconcileError, _ctx: Arc<Context>) -> Action {
+    Action::requeue(err.retry)
+}
+
+/// `namespace/name`, the key of per-object caches.
+fn key(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}

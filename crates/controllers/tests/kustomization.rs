@@ -1,0 +1,787 @@
+//! The Kustomization controller end to end: the embedded API server (HTTPS, workload
+//! simulator), real git repositories, the GitRepository controller and real kubectl for every
+//! change a user would make.
+
+#[path = "../../apiserver/tests/common/mod.rs"]
+mod common;
+#[path = "../../source/tests/support/mod.rs"]
+mod git_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use git_support::Repo;
+use serde_json::Value;
+use tidegate_controllers::metrics::Metrics;
+use tidegate_controllers::{gitrepository, kustomization};
+use tidegate_source::storage::{Retention, Storage};
+
+struct Env {
+    server: common::TestServer,
+    _storage_dir: tempfile::TempDir,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(true);
+        }
+    }
+}
+
+async fn start() -> Env {
+    let server = common::start_with(tidegate_apiserver::Config {
+        workload_simulator: Some(Duration::from_millis(300)),
+        ..Default::default()
+    })
+    .await;
+    let crds = tidegate_api::crds::stream();
+    server.ok_stdin(&["apply", "--server-side", "-f", "-"], &crds);
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gitrepositories.source.toolkit.fluxcd.io",
+        "crd/kustomizations.kustomize.toolkit.fluxcd.io",
+    ]);
+    let storage_dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let storage = Arc::new(
+        Storage::new(
+            storage_dir.path(),
+            &addr.to_string(),
+            Retention {
+                ttl: Duration::from_secs(3600),
+                records: 2,
+            },
+        )
+        .unwrap(),
+    );
+    let app = tidegate_source::server::router(storage.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let stop = move || {
+        let mut rx = rx.clone();
+        async move {
+            let _ = rx.wait_for(|v| *v).await;
+        }
+    };
+    let metrics = Metrics::new();
+    let kc = kube::config::Kubeconfig::from_yaml(&server.server.kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config.clone()).unwrap();
+    tokio::spawn(gitrepository::run(
+        client.clone(),
+        storage,
+        metrics.clone(),
+        gitrepository::Options {
+            allow_file_urls: true,
+            ..Default::default()
+        },
+        stop(),
+    ));
+    tokio::spawn(kustomization::run(
+        client,
+        config,
+        metrics,
+        kustomization::Options {
+            requeue_dependency: Duration::from_secs(30),
+            ..Default::default()
+        },
+        stop(),
+    ));
+    Env {
+        server,
+        _storage_dir: storage_dir,
+        stop: Some(tx),
+    }
+}
+
+/// `kubectl get WHAT -o json`; `what` may start with `-n<namespace> `.
+fn get(env: &Env, what: &str) -> Option<Value> {
+    let mut args = vec!["get"];
+    args.extend(what.split(' '));
+    args.extend(["-o", "json"]);
+    let out = env.server.kubectl(&args);
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn ks(env: &Env, name: &str) -> Value {
+    get(
+        env,
+        &format!("kustomization.kustomize.toolkit.fluxcd.io/{name}"),
+    )
+    .unwrap_or_else(|| panic!("kustomization {name} exists"))
+}
+
+fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+fn is(obj: &Value, type_: &str, status: &str) -> bool {
+    condition(obj, type_).is_some_and(|c| c["status"] == status)
+}
+
+/// Polls until `check` holds; panics with `what` and the last value otherwise.
+async fn until<T: std::fmt::Debug>(
+    what: &str,
+    mut probe: impl FnMut() -> T,
+    check: impl Fn(&T) -> bool,
+) -> T {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let v = probe();
+        if check(&v) {
+            return v;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}: {v:#?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn ks_until(env: &Env, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    until(what, || ks(env, name), |o| check(o)).await
+}
+
+fn applied(revision: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |o| is(o, "Ready", "True") && o["status"]["lastAppliedRevision"] == revision
+}
+
+fn request(env: &Env, what: &str, value: &str) {
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        what,
+        &format!("reconcile.fluxcd.io/requestedAt={value}"),
+    ]);
+}
+
+fn source(name: &str, url: &str) -> String {
+    format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 1h\n  url: {url}\n  ref:\n    branch: main\n"
+    )
+}
+
+fn kustomization(name: &str, path: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 1h\n  path: {path}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: repo\n{extra}"
+    )
+}
+
+/// Pushes a commit and asks the GitRepository to fetch it; returns the revision.
+fn push(env: &Env, repo: &Repo, message: &str) -> String {
+    let sha = repo.commit(message);
+    if get(env, "gitrepository/repo").is_some() {
+        request(env, "gitrepository/repo", &sha);
+    }
+    format!("main@sha1:{sha}")
+}
+
+fn events(env: &Env, name: &str) -> Vec<(String, String, String)> {
+    let out = env.server.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        &format!("involvedObject.name={name},involvedObject.kind=Kustomization"),
+        "-o",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap_or("").to_string(),
+                e["reason"].as_str().unwrap_or("").to_string(),
+                e["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+const NAMESPACE: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n";
+
+fn config_map(name: &str, value: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: apps\ndata:\n  key: \"{value}\"\n"
+    )
+}
+
+fn data_of(env: &Env, what: &str) -> Option<String> {
+    get(env, what).map(|o| o["data"]["key"].as_str().unwrap_or("").to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_change_drift_prune_break_suspend_delete() {
+    let env = start().await;
+    let repo = Repo::new();
+    repo.write("deploy/namespace.yaml", NAMESPACE);
+    repo.write("deploy/app.yaml", &config_map("app", "one"));
+    repo.write("deploy/extra.yaml", &config_map("extra", "x"));
+    let r1 = push(&env, &repo, "first");
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization("app", "./deploy", "  wait: true\n"),
+    );
+
+    // Commit → created, with owner labels, inventory, events.
+    let k = ks_until(&env, "app", "first apply", applied(&r1)).await;
+    assert_eq!(
+        condition(&k, "Ready").unwrap()["message"],
+        format!("Applied revision: {r1}")
+    );
+    assert_eq!(
+        condition(&k, "Ready").unwrap()["reason"],
+        "ReconciliationSucceeded"
+    );
+    assert!(is(&k, "Healthy", "True"), "{k:#}");
+    assert!(condition(&k, "Reconciling").is_none(), "{k:#}");
+    assert_eq!(
+        k["status"]["observedGeneration"],
+        k["metadata"]["generation"]
+    );
+    assert_eq!(k["status"]["lastAttemptedRevision"], r1.as_str());
+    let ids: Vec<&str> = k["status"]["inventory"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "_apps__Namespace",
+            "apps_app__ConfigMap",
+            "apps_extra__ConfigMap"
+        ]
+    );
+    let cm =
+        get(&env, "-napps configmap/app --show-managed-fields").expect("the ConfigMap was created");
+    assert_eq!(
+        cm["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
+        "app"
+    );
+    assert_eq!(
+        cm["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/namespace"],
+        "default"
+    );
+    let managers: Vec<&str> = cm["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["manager"].as_str().unwrap())
+        .collect();
+    assert!(managers.contains(&"kustomize-controller"), "{managers:?}");
+    let evs = events(&env, "app");
+    assert!(
+        evs.iter().any(|(t, _, m)| t == "Normal"
+            && m.contains("Namespace/apps created")
+            && m.contains("ConfigMap/apps/app created")),
+        "{evs:#?}"
+    );
+    assert!(
+        evs.iter().any(|(_, r, m)| r == "ReconciliationSucceeded"
+            && m.starts_with("Reconciliation finished in")),
+        "{evs:#?}"
+    );
+
+    // Change → configured.
+    repo.write("deploy/app.yaml", &config_map("app", "two"));
+    let r2 = push(&env, &repo, "second");
+    ks_until(&env, "app", "second revision", applied(&r2)).await;
+    assert_eq!(
+        data_of(&env, "-napps configmap/app").as_deref(),
+        Some("two")
+    );
+
+    // kubectl edit and kubectl delete → corrected on the next reconcile.
+    env.server.ok(&[
+        "-n",
+        "apps",
+        "patch",
+        "configmap",
+        "app",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"key":"edited"}}"#,
+    ]);
+    env.server
+        .ok(&["-n", "apps", "delete", "configmap", "extra"]);
+    request(&env, "kustomization/app", "drift-1");
+    ks_until(&env, "app", "drift corrected", |o| {
+        o["status"]["lastHandledReconcileAt"] == "drift-1" && is(o, "Ready", "True")
+    })
+    .await;
+    assert_eq!(
+        data_of(&env, "-napps configmap/app").as_deref(),
+        Some("two")
+    );
+    assert_eq!(
+        data_of(&env, "-napps configmap/extra").as_deref(),
+        Some("x")
+    );
+    let evs = events(&env, "app");
+    assert!(
+        evs.iter()
+            .any(|(_, _, m)| m.contains("ConfigMap/apps/app configured")
+                && m.contains("ConfigMap/apps/extra created")),
+        "{evs:#?}"
+    );
+
+    // File removed → pruned.
+    std::fs::remove_file(repo.work().join("deploy/extra.yaml")).unwrap();
+    let r3 = push(&env, &repo, "drop extra");
+    let k = ks_until(&env, "app", "prune", applied(&r3)).await;
+    assert!(
+        get(&env, "-napps configmap/extra").is_none(),
+        "extra was pruned"
+    );
+    assert_eq!(
+        k["status"]["inventory"]["entries"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        events(&env, "app")
+            .iter()
+            .any(|(_, _, m)| m.contains("ConfigMap/apps/extra deleted")),
+    );
+
+    // A broken manifest → Ready=False BuildFailed; nothing pruned, old objects intact.
+    repo.write(
+        "deploy/app.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: [broken\n",
+    );
+    let r4 = push(&env, &repo, "broken");
+    let k = ks_until(&env, "app", "build failure", |o| {
+        is(o, "Ready", "False") && o["status"]["lastAttemptedRevision"] == r4.as_str()
+    })
+    .await;
+    let ready = condition(&k, "Ready").unwrap();
+    assert_eq!(ready["reason"], "BuildFailed", "{k:#}");
+    assert!(
+        ready["message"].as_str().unwrap().contains("app.yaml"),
+        "{ready}"
+    );
+    assert_eq!(k["status"]["lastAppliedRevision"], r3.as_str());
+    assert_eq!(
+        k["status"]["inventory"]["entries"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        data_of(&env, "-napps configmap/app").as_deref(),
+        Some("two")
+    );
+    assert!(
+        events(&env, "app")
+            .iter()
+            .any(|(t, r, _)| t == "Warning" && r == "BuildFailed"),
+    );
+
+    // Fixed → ready again.
+    repo.write("deploy/app.yaml", &config_map("app", "three"));
+    let r5 = push(&env, &repo, "fixed");
+    ks_until(&env, "app", "recovery", applied(&r5)).await;
+    assert_eq!(
+        data_of(&env, "-napps configmap/app").as_deref(),
+        Some("three")
+    );
+
+    // Suspend: a new revision is not applied; resume applies it.
+    env.server.ok(&[
+        "patch",
+        "kustomization",
+        "app",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":true}}"#,
+    ]);
+    repo.write("deploy/app.yaml", &config_map("app", "four"));
+    let r6 = push(&env, &repo, "while suspended");
+    until(
+        "the source to have the new revision",
+        || get(&env, "gitrepository/repo").unwrap()["status"]["artifact"]["revision"].clone(),
+        |v| *v == r6.as_str(),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        ks(&env, "app")["status"]["lastAppliedRevision"],
+        r5.as_str()
+    );
+    assert_eq!(
+        data_of(&env, "-napps configmap/app").as_deref(),
+        Some("three")
+    );
+    env.server.ok(&[
+        "patch",
+        "kustomization",
+        "app",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":false}}"#,
+    ]);
+    ks_until(&env, "app", "resume", applied(&r6)).await;
+    assert_eq!(
+        data_of(&env, "-napps configmap/app").as_deref(),
+        Some("four")
+    );
+
+    // Deletion with prune: the inventory goes with it (MirrorPrune).
+    env.server
+        .ok(&["delete", "kustomization", "app", "--wait=true"]);
+    until(
+        "the namespace's objects to be deleted",
+        || get(&env, "-napps configmap/app").is_some(),
+        |present| !present,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn depends_on_chain_applies_in_order_and_health_failures_are_reported() {
+    let env = start().await;
+    let repo = Repo::new();
+    repo.write(
+        "infra/crd.yaml",
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"#,
+    );
+    repo.write("infra/namespace.yaml", NAMESPACE);
+    repo.write(
+        "apps/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: apps\nspec:\n  size: 3\n",
+    );
+    repo.write(
+        "apps/deploy.yaml",
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}]
+"#,
+    );
+    let r1 = push(&env, &repo, "infra and apps");
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    // The dependent first: it must wait for its dependency.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization(
+            "apps",
+            "./apps",
+            "  wait: true\n  timeout: 30s\n  dependsOn:\n  - name: infra\n",
+        ),
+    );
+    let k = ks_until(&env, "apps", "dependency not ready", |o| {
+        condition(o, "Ready").is_some_and(|c| c["reason"] == "DependencyNotReady")
+    })
+    .await;
+    assert_eq!(
+        condition(&k, "Ready").unwrap()["message"],
+        "dependency 'default/infra' not found: kustomizations.kustomize.toolkit.fluxcd.io \"infra\" not found"
+    );
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization("infra", "./infra", ""),
+    );
+    // The dependent is woken by its dependency's readiness, well before the 30s retry.
+    let woke = std::time::Instant::now();
+    let apps = ks_until(&env, "apps", "apps applied after infra", applied(&r1)).await;
+    assert!(
+        woke.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        woke.elapsed()
+    );
+    let infra = ks(&env, "infra");
+    let at = |o: &Value| {
+        condition(o, "Ready").unwrap()["lastTransitionTime"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        at(&infra) <= at(&apps),
+        "infra {} apps {}",
+        at(&infra),
+        at(&apps)
+    );
+    assert!(is(&apps, "Healthy", "True"), "{apps:#}");
+    let w = get(&env, "-napps widget/w1").unwrap();
+    assert_eq!(w["spec"]["size"], 3);
+
+    // A workload that fails its rollout → HealthCheckFailed with kstatus' reason.
+    repo.write(
+        "apps/deploy.yaml",
+        &std::fs::read_to_string(repo.work().join("apps/deploy.yaml"))
+            .unwrap()
+            .replace(
+                "  namespace: apps\n",
+                "  namespace: apps\n  annotations:\n    tidegate.dev/simulate: fail\n",
+            )
+            .replace("nginx:1.27", "nginx:broken"),
+    );
+    let r2 = push(&env, &repo, "bad rollout");
+    let k = ks_until(&env, "apps", "health check failure", |o| {
+        is(o, "Ready", "False") && o["status"]["lastAttemptedRevision"] == r2.as_str()
+    })
+    .await;
+    let ready = condition(&k, "Ready").unwrap();
+    assert_eq!(ready["reason"], "HealthCheckFailed", "{k:#}");
+    let message = ready["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("health check failed after"),
+        "{message}"
+    );
+    assert!(message.contains("Deployment/apps/web"), "{message}");
+    assert!(is(&k, "Healthy", "False"), "{k:#}");
+    // The revision was applied, only not healthy: lastAppliedRevision stays at the last good one.
+    assert_eq!(k["status"]["lastAppliedRevision"], r1.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlays_substitution_and_common_metadata() {
+    let env = start().await;
+    let repo = Repo::new();
+    repo.write(
+        "app/kustomization.yaml",
+        "resources:\n- cm.yaml\n- deploy.yaml\n",
+    );
+    repo.write(
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  cluster: ${cluster_name}\n  region: ${region:=eu-west-1}\n  team: ${team}\n  literal: $${not_a_var}\n",
+    );
+    repo.write(
+        "app/deploy.yaml",
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "ghcr.io/example/web:1.0.0"}]
+"#,
+    );
+    let r1 = push(&env, &repo, "app");
+    env.server.ok(&["create", "namespace", "staging"]);
+    env.server.ok(&[
+        "create",
+        "configmap",
+        "cluster-vars",
+        "--from-literal=cluster_name=dev-1",
+        "--from-literal=team=platform",
+        "--from-literal=replicas=1",
+    ]);
+    env.server.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "secret-vars",
+        "--from-literal=team=secret-team",
+    ]);
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization(
+            "app",
+            "./app",
+            r#"  targetNamespace: staging
+  namePrefix: stg-
+  commonMetadata:
+    labels:
+      env: staging
+    annotations:
+      owner: platform
+  images:
+  - name: ghcr.io/example/web
+    newTag: 2.0.0
+  patches:
+  - patch: |
+      - op: add
+        path: /metadata/annotations/patched
+        value: "yes"
+    target:
+      kind: Deployment
+  postBuild:
+    substitute:
+      replicas: "3"
+    substituteFrom:
+    - kind: ConfigMap
+      name: cluster-vars
+    - kind: Secret
+      name: secret-vars
+    - kind: Secret
+      name: not-there
+      optional: true
+"#,
+        ),
+    );
+    ks_until(&env, "app", "applied", applied(&r1)).await;
+    let cm = get(&env, "-nstaging configmap/stg-settings").expect("prefixed ConfigMap in staging");
+    assert_eq!(cm["data"]["cluster"], "dev-1");
+    assert_eq!(cm["data"]["region"], "eu-west-1");
+    assert_eq!(cm["data"]["team"], "secret-team", "later sources win");
+    assert_eq!(cm["data"]["literal"], "${not_a_var}");
+    assert_eq!(cm["metadata"]["labels"]["env"], "staging");
+    assert_eq!(cm["metadata"]["annotations"]["owner"], "platform");
+    let d = get(&env, "-nstaging deployment/stg-web").expect("deployment");
+    assert_eq!(
+        d["spec"]["replicas"], 3,
+        "inline substitute wins, as a number"
+    );
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        "ghcr.io/example/web:2.0.0"
+    );
+    assert_eq!(d["metadata"]["annotations"]["patched"], "yes");
+
+    // An undefined variable without default fails the build in strict mode; nothing changes.
+    repo.write(
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  cluster: ${cluster_name}\n  missing: ${undefined_var}\n",
+    );
+    let r2 = push(&env, &repo, "undefined var");
+    let k = ks_until(&env, "app", "substitution failure", |o| {
+        is(o, "Ready", "False") && o["status"]["lastAttemptedRevision"] == r2.as_str()
+    })
+    .await;
+    let ready = condition(&k, "Ready").unwrap();
+    assert_eq!(ready["reason"], "BuildFailed");
+    assert_eq!(
+        ready["message"],
+        "post build failed for 'ConfigMap/staging/stg-settings': envsubst error: variable substitution failed: variable not set (strict mode): \"undefined_var\""
+    );
+    assert!(get(&env, "-nstaging deployment/stg-web").is_some());
+
+    // A missing required source of variables.
+    env.server.ok(&[
+        "patch", "kustomization", "app", "--type=json", "-p",
+        r#"[{"op":"add","path":"/spec/postBuild/substituteFrom/-","value":{"kind":"ConfigMap","name":"absent"}}]"#,
+    ]);
+    let k = ks_until(&env, "app", "missing substituteFrom", |o| {
+        condition(o, "Ready")
+            .is_some_and(|c| c["message"].as_str().unwrap_or("").contains("absent"))
+    })
+    .await;
+    assert_eq!(
+        condition(&k, "Ready").unwrap()["message"],
+        "substitute from 'ConfigMap/absent' error: configmaps \"absent\" not found"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_config_applies_to_a_remote_cluster() {
+    let env = start().await;
+    let remote = common::start().await;
+    let repo = Repo::new();
+    repo.write("deploy/namespace.yaml", NAMESPACE);
+    repo.write("deploy/app.yaml", &config_map("remote-app", "r"));
+    let r1 = push(&env, &repo, "remote");
+    let secret = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(secret.path(), &remote.server.kubeconfig).unwrap();
+    env.server.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "remote-kubeconfig",
+        &format!("--from-file=value={}", secret.path().display()),
+    ]);
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization(
+            "remote",
+            "./deploy",
+            "  kubeConfig:\n    secretRef:\n      name: remote-kubeconfig\n",
+        ),
+    );
+    ks_until(&env, "remote", "applied remotely", applied(&r1)).await;
+    let out = remote.ok(&["-n", "apps", "get", "configmap", "remote-app", "-o", "json"]);
+    let cm: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(cm["data"]["key"], "r");
+    assert_eq!(
+        cm["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
+        "remote"
+    );
+    assert!(
+        get(&env, "-napps configmap/remote-app").is_none(),
+        "not in the local cluster"
+    );
+
+    // A secret without the key names the problem.
+    env.server.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "empty-kubeconfig",
+        "--from-literal=other=x",
+    ]);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization(
+            "broken-remote",
+            "./deploy",
+            "  kubeConfig:\n    secretRef:\n      name: empty-kubeconfig\n",
+        ),
+    );
+    let k = ks_until(&env, "broken-remote", "kubeconfig failure", |o| {
+        is(o, "Ready", "False")
+    })
+    .await;
+    let message = condition(&k, "Ready").unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("KubeConfig secret 'default/empty-kubeconfig' does not contain a 'value' or 'value.yaml' key"),
+        "{message}"
+    );
+}
