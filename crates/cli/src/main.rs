@@ -5,8 +5,10 @@ mod apply;
 mod build;
 mod cluster;
 mod controllers;
+mod example;
 mod install;
 mod kustomize;
+mod up;
 
 use clap::{Parser, Subcommand};
 
@@ -14,9 +16,10 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "tidegate", version, about)]
 struct Cli {
-    /// Log level filter (for example `info`, `debug`, `tidegate_apiserver=debug`).
-    #[arg(long, global = true, default_value = "info", env = "TIDEGATE_LOG")]
-    log_level: String,
+    /// Log level filter (for example `info`, `debug`, `tidegate_apiserver=debug`); default
+    /// `info`, or `warn` for `up`, whose progress is shown on the terminal instead.
+    #[arg(long, global = true, env = "TIDEGATE_LOG")]
+    log_level: Option<String>,
     /// Log as JSON lines.
     #[arg(long, global = true)]
     log_json: bool,
@@ -26,6 +29,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run everything on this machine: the embedded API server, the artifact server and the
+    /// controllers; optionally bootstrap from a Git repository (`--git`) or the example.
+    Up(up::Args),
     /// Run the embedded Kubernetes-compatible API server alone.
     Apiserver(apiserver::Args),
     /// Build a directory and apply it in stages with server-side apply, printing the change set.
@@ -43,8 +49,15 @@ enum Command {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
-        .map_err(|e| anyhow::anyhow!("invalid --log-level {:?}: {e}", cli.log_level))?;
+    let level = cli.log_level.clone().unwrap_or_else(|| {
+        if matches!(cli.command, Command::Up(_)) {
+            "warn".into()
+        } else {
+            "info".into()
+        }
+    });
+    let filter = tracing_subscriber::EnvFilter::try_new(&level)
+        .map_err(|e| anyhow::anyhow!("invalid --log-level {level:?}: {e}"))?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -64,6 +77,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async {
         match command {
+            Command::Up(args) => up::run(args).await,
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,

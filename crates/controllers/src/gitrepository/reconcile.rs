@@ -510,6 +510,14 @@ async fn check_storage(
     .await
     .unwrap_or(None);
     if state == Some(true) {
+        // As Flux does: the URL follows the storage's current address (a restarted artifact
+        // server may listen elsewhere).
+        let url = ctx.storage.url(&a.path);
+        if let Some(artifact) = st.artifact.as_mut()
+            && artifact.url != url
+        {
+            artifact.url = url;
+        }
         return;
     }
     if state == Some(false) {

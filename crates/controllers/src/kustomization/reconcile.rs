@@ -253,15 +253,18 @@ pub(super) async fn reconcile(
                 Retry::Interval => t.retry,
                 Retry::Dependency => ctx.options.requeue_dependency,
             };
-            tracing::warn!(
-                name,
-                namespace = ns,
-                reason = f.reason,
+            let note = format!(
                 "Reconciliation failed after {}, next try in {}: {}",
                 go(started.elapsed()),
                 go(retry),
                 f.message
             );
+            // Waiting for a source or dependency is expected at start; it is not a warning.
+            if f.retry == Retry::Dependency {
+                tracing::info!(name, namespace = ns, reason = f.reason, "{note}");
+            } else {
+                tracing::warn!(name, namespace = ns, reason = f.reason, "{note}");
+            }
             let kind = if f.retry == Retry::Dependency {
                 EventType::Normal
             } else {

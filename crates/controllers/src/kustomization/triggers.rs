@@ -49,7 +49,7 @@ impl SourceTracker {
             .status
             .as_ref()
             .and_then(|s| s.artifact.as_ref())
-            .map(|a| format!("{}|{}", a.revision, a.digest))
+            .map(|a| format!("{}|{}|{}", a.revision, a.digest, a.url))
             .unwrap_or_default();
         let changed = {
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());

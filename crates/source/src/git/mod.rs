@@ -9,6 +9,7 @@
 mod auth;
 mod local;
 mod remote;
+pub mod seed;
 pub mod select;
 
 use std::path::Path;

@@ -1,0 +1,338 @@
+//! `tidegate up` as a user runs it: the binary, a data directory, real git and real kubectl.
+
+#[path = "../../source/tests/support/mod.rs"]
+mod git_support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A running `tidegate up`; killed when dropped.
+struct Up {
+    child: Child,
+    kubeconfig: PathBuf,
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `tidegate up` with `args` on `data`; returns once the kubeconfig file exists and
+/// the server answers (`wait_for_line`: once stdout printed the kubeconfig line, i.e. the
+/// first reconcile was shown).
+fn up(data: &Path, port: u16, args: &[&str], wait_for_line: bool) -> Up {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .arg("up")
+        .arg("--data-dir")
+        .arg(data)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--simulator-delay", "200ms"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("tidegate runs");
+    let kubeconfig = data.join("kubeconfig");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut up = Up { child, kubeconfig };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    if wait_for_line {
+        loop {
+            let line = rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("tidegate up prints the kubeconfig path");
+            if line.starts_with("kubeconfig: ") {
+                assert_eq!(line, format!("kubeconfig: {}", up.kubeconfig.display()));
+                break;
+            }
+        }
+    } else {
+        while !(up.kubeconfig.exists() && kubectl_ok(&up.kubeconfig, &["get", "ns"])) {
+            assert!(Instant::now() < deadline, "the API server did not come up");
+            if let Ok(Some(status)) = up.child.try_wait() {
+                panic!("tidegate up exited: {status}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // Keep draining stdout so the child never blocks on a full pipe.
+    std::thread::spawn(move || while rx.recv().is_ok() {});
+    up
+}
+
+fn kubectl_ok(kc: &Path, args: &[&str]) -> bool {
+    Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn kubectl(kc: &Path, args: &[&str]) -> String {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(args)
+        .output()
+        .expect("kubectl runs (CI installs it)");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(kc: &Path, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["-o", "json"]);
+    serde_json::from_str(&kubectl(kc, &a)).unwrap()
+}
+
+fn ready(k: &Value) -> Option<(String, String)> {
+    k["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or("").to_string(),
+                c["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+}
+
+fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn all_ready(kc: &Path, revision_prefix: &str) -> bool {
+    let list = json(kc, &["get", "kustomizations", "-A"]);
+    let items = list["items"].as_array().unwrap();
+    !items.is_empty()
+        && items.iter().all(|k| {
+            ready(k).is_some_and(|(s, m)| {
+                s == "True" && m.starts_with(&format!("Applied revision: {revision_prefix}"))
+            })
+        })
+}
+
+/// Ctrl-C: a clean stop.
+fn interrupt(up: &mut Up) {
+    let pid = up.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = up.child.try_wait().unwrap() {
+            assert!(status.success(), "tidegate up exited with {status}");
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tidegate up did not stop on Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn up_example_converges_stops_cleanly_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = git_support::free_port();
+    let mut first = up(&data, port, &["--example"], true);
+    let kc = first.kubeconfig.clone();
+    assert!(
+        all_ready(&kc, "main@sha1:"),
+        "{}",
+        kubectl(&kc, &["get", "ks", "-A"])
+    );
+    let names: Vec<String> = json(&kc, &["get", "kustomizations", "-n", "flux-system"])["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "apps-production",
+            "apps-staging",
+            "flux-system",
+            "infrastructure"
+        ]
+    );
+    // The apps are there, overlaid and substituted, and healthy through the simulator.
+    let prod = json(&kc, &["-n", "production", "get", "deployment", "podinfo"]);
+    assert_eq!(prod["spec"]["replicas"], 3);
+    assert_eq!(
+        prod["spec"]["template"]["spec"]["containers"][0]["image"],
+        "ghcr.io/stefanprodan/podinfo:6.7.1"
+    );
+    assert_eq!(prod["status"]["readyReplicas"], 3);
+    let staging = json(&kc, &["-n", "staging", "get", "greeting", "welcome"]);
+    assert_eq!(staging["spec"]["message"], "Welcome to local-staging");
+    assert_eq!(staging["spec"]["repeat"], 1, "CRD default applied");
+    let revision = json(
+        &kc,
+        &["-n", "flux-system", "get", "gitrepository", "flux-system"],
+    )["status"]["artifact"]["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    interrupt(&mut first);
+    drop(first);
+
+    // The data directory keeps everything; the same example is not committed twice.
+    let second = up(&data, port, &["--example"], true);
+    assert!(all_ready(&second.kubeconfig, &revision));
+    let again = json(&kc, &["-n", "production", "get", "deployment", "podinfo"]);
+    assert_eq!(again["metadata"]["uid"], prod["metadata"]["uid"]);
+}
+
+#[test]
+fn kill_9_during_a_reconcile_then_restart_converges_with_nothing_orphaned() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let repo = git_support::Repo::new();
+    repo.write(
+        "deploy/namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: load\n",
+    );
+    for i in 0..150 {
+        repo.write(
+            &format!("deploy/cm-{i:03}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:03}\n  namespace: load\ndata:\n  n: \"{i}\"\n"
+            ),
+        );
+    }
+    let sha = repo.commit("load");
+    let port = git_support::free_port();
+    let bare = repo.bare().display().to_string();
+    let args = [
+        "--git",
+        bare.as_str(),
+        "--path",
+        "./deploy",
+        "--interval",
+        "1h",
+    ];
+    let mut first = up(&data, port, &args, false);
+    let kc = first.kubeconfig.clone();
+    // Kill as soon as some objects exist but the apply has not finished.
+    wait_until("the apply to start", || {
+        let n = json(
+            &kc,
+            &[
+                "-n",
+                "load",
+                "get",
+                "configmaps",
+                "-l",
+                "kustomize.toolkit.fluxcd.io/name=flux-system",
+            ],
+        )["items"]
+            .as_array()
+            .map_or(0, Vec::len);
+        n > 0
+    });
+    first.child.kill().unwrap(); // SIGKILL
+    first.child.wait().unwrap();
+    drop(first);
+
+    let second = up(&data, port, &args, false);
+    let revision = format!("main@sha1:{sha}");
+    wait_until("convergence after the restart", || {
+        all_ready(&kc, &revision)
+    });
+    let owned = |kc: &Path| -> Vec<String> {
+        let mut v: Vec<String> = json(
+            kc,
+            &[
+                "-n",
+                "load",
+                "get",
+                "configmaps",
+                "-l",
+                "kustomize.toolkit.fluxcd.io/name=flux-system",
+            ],
+        )["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["metadata"]["name"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let inventory = |kc: &Path| -> Vec<String> {
+        let k = json(
+            kc,
+            &["-n", "flux-system", "get", "kustomization", "flux-system"],
+        );
+        let mut v: Vec<String> = k["status"]["inventory"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .filter(|id| id.ends_with("__ConfigMap"))
+            .map(|id| {
+                id.trim_start_matches("load_")
+                    .trim_end_matches("__ConfigMap")
+                    .to_string()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let expected: Vec<String> = (0..150).map(|i| format!("cm-{i:03}")).collect();
+    assert_eq!(owned(&kc), expected);
+    assert_eq!(inventory(&kc), expected);
+
+    // Nothing orphaned: removing files prunes exactly them.
+    for i in 100..150 {
+        std::fs::remove_file(repo.work().join(format!("deploy/cm-{i:03}.yaml"))).unwrap();
+    }
+    let sha2 = repo.commit("shrink");
+    kubectl(
+        &kc,
+        &[
+            "-n",
+            "flux-system",
+            "annotate",
+            "--overwrite",
+            "gitrepository/flux-system",
+            &format!("reconcile.fluxcd.io/requestedAt={sha2}"),
+        ],
+    );
+    let revision2 = format!("main@sha1:{sha2}");
+    wait_until("the shrunk revision", || all_ready(&kc, &revision2));
+    let expected: Vec<String> = (0..100).map(|i| format!("cm-{i:03}")).collect();
+    assert_eq!(owned(&kc), expected);
+    assert_eq!(inventory(&kc), expected);
+    drop(second);
+}
