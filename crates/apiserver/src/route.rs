@@ -7,6 +7,8 @@ pub enum Route {
     Version,
     /// `/healthz`, `/livez`, `/readyz` (and their sub-checks)
     Health,
+    /// `/metrics` (Prometheus text: requests served)
+    Metrics,
     /// `/api`
     CoreVersions,
     /// `/apis`
@@ -71,6 +73,7 @@ pub fn parse(path: &str) -> Option<Route> {
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     match s.as_slice() {
         ["version"] => return Some(Route::Version),
+        ["metrics"] => return Some(Route::Metrics),
         [h, ..] if matches!(*h, "healthz" | "livez" | "readyz") => return Some(Route::Health),
         ["api"] => return Some(Route::CoreVersions),
         ["apis"] => return Some(Route::Groups),

@@ -304,6 +304,13 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
     let route = route::parse(req.uri().path());
     match route {
         Some(Route::Health) => return Ok((StatusCode::OK, "ok").into_response()),
+        Some(Route::Metrics) => {
+            let text = format!(
+                "# HELP apiserver_request_total Requests served since the server started.\n# TYPE apiserver_request_total counter\napiserver_request_total {}\n",
+                state.requests.load(Ordering::Relaxed)
+            );
+            return Ok((StatusCode::OK, text).into_response());
+        }
         Some(Route::Version) => {
             return Ok(respond(StatusCode::OK, &version_body(), http::Format::Json));
         }
@@ -396,6 +403,6 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
             };
             crate::rest::handle(r, parts.method, body).await
         }
-        Route::Health | Route::Version => Err(ApiError::not_found_path()),
+        Route::Health | Route::Version | Route::Metrics => Err(ApiError::not_found_path()),
     }
 }

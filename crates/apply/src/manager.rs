@@ -121,6 +121,26 @@ impl ResourceManager {
         }
     }
 
+    /// The resourceVersions the live index holds for `objects` (reference and `apiVersion`),
+    /// without a request; `None` when any of them is not known there. Two equal answers mean
+    /// nothing about these objects changed in between (status included).
+    pub async fn live_versions(&self, objects: &[(ObjectRef, String)]) -> Option<Vec<String>> {
+        let mut out = Vec::with_capacity(objects.len());
+        for (r, api_version) in objects {
+            let target = self.resolver.resolve(api_version, &r.kind).await.ok()??;
+            let namespace = if target.namespaced {
+                r.namespace.as_str()
+            } else {
+                ""
+            };
+            match self.live.get(&target, namespace, &r.name) {
+                crate::live::Live::Present(o) => out.push(o.resource_version),
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
     /// The settings.
     pub fn options(&self) -> &ManagerOptions {
         &self.options

@@ -59,6 +59,7 @@ impl ResourceManager {
         let mut statuses: HashMap<ObjectRef, Status> =
             order.iter().map(|r| (r.clone(), Status::Unknown)).collect();
         let mut groups: HashMap<(Target, String), Vec<ObjectRef>> = HashMap::new();
+        let mut not_served = Vec::new();
         for (r, api_version) in objects {
             match self.resolver.resolve(api_version, &r.kind).await? {
                 Some(t) => groups
@@ -74,8 +75,23 @@ impl ResourceManager {
                     .push(r.clone()),
                 None => {
                     statuses.insert(r.clone(), Status::NotFound);
+                    not_served.push(r.clone());
                 }
             }
+        }
+        // One list per group first: when everything is already healthy (the common case of
+        // a reconcile that changed nothing) the wait ends without opening a watch.
+        if self.probe(&groups, &mut statuses).await
+            && let Some(Ok(())) = evaluate(&order, &statuses, options)
+        {
+            return Ok(());
+        }
+        // Otherwise the watches decide, from their own first lists.
+        for s in statuses.values_mut() {
+            *s = Status::Unknown;
+        }
+        for r in &not_served {
+            statuses.insert(r.clone(), Status::NotFound);
         }
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut tasks = Vec::new();
@@ -168,6 +184,51 @@ impl ResourceManager {
             t.abort();
         }
         outcome
+    }
+}
+
+impl ResourceManager {
+    /// Lists each group once and records the statuses seen (absent objects as `NotFound`).
+    /// False when a list failed (the watches will tell).
+    async fn probe(
+        &self,
+        groups: &HashMap<(Target, String), Vec<ObjectRef>>,
+        statuses: &mut HashMap<ObjectRef, Status>,
+    ) -> bool {
+        let lists = groups
+            .iter()
+            .map(|((target, namespace), members)| {
+                let api = target.api(&self.client, namespace);
+                let mut params = kube::api::ListParams::default();
+                if let [only] = members.as_slice() {
+                    params = params.fields(&format!("metadata.name={}", only.name));
+                }
+                async move { (members, api.list(&params).await) }
+            })
+            .collect::<Vec<_>>();
+        let mut complete = true;
+        for (members, result) in futures::future::join_all(lists).await {
+            let Ok(list) = result else {
+                complete = false;
+                continue;
+            };
+            let by_name: HashMap<&str, &kube::api::DynamicObject> = list
+                .items
+                .iter()
+                .filter_map(|o| o.metadata.name.as_deref().map(|n| (n, o)))
+                .collect();
+            for r in members {
+                let status = match by_name.get(r.name.as_str()) {
+                    Some(o) => {
+                        let v = serde_json::to_value(o).unwrap_or(Value::Null);
+                        health::compute(&v).status
+                    }
+                    None => Status::NotFound,
+                };
+                statuses.insert(r.clone(), status);
+            }
+        }
+        complete
     }
 }
 

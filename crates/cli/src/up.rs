@@ -59,6 +59,9 @@ pub struct Args {
     /// Kustomizations reconciled at once.
     #[arg(long, default_value_t = 4)]
     concurrent: u16,
+    /// Serve the controllers' Prometheus metrics (`gotk_*`) on this address.
+    #[arg(long)]
+    metrics_addr: Option<SocketAddr>,
     /// How long to show the first reconcile before handing over.
     #[arg(long, default_value = "5m", value_parser = tidegate_core::duration::parse)]
     wait_timeout: Duration,
@@ -135,11 +138,23 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             tracing::error!(error = %e, "artifact server stopped");
         }
     });
+    let metrics = Metrics::new();
+    if let Some(addr) = args.metrics_addr {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding the metrics endpoint to {addr}"))?;
+        let m = metrics.clone();
+        tokio::spawn(async move {
+            if let Err(e) = m.serve(listener).await {
+                tracing::error!(error = %e, "metrics server stopped");
+            }
+        });
+    }
     let set = Set {
         client: client.clone(),
         config,
         storage,
-        metrics: Metrics::new(),
+        metrics,
         source: gitrepository::Options {
             allow_file_urls: true,
             ..Default::default()

@@ -785,3 +785,63 @@ async fn kube_config_applies_to_a_remote_cluster() {
         "{message}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_that_degrades_later_fails_the_next_periodic_health_check() {
+    let env = start().await;
+    let repo = Repo::new();
+    repo.write("deploy/namespace.yaml", NAMESPACE);
+    repo.write(
+        "deploy/deploy.yaml",
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}]
+"#,
+    );
+    let r1 = push(&env, &repo, "web");
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    // A short interval: periodic reconciles, with nothing new to apply.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization("web", "./deploy", "  wait: true\n  timeout: 30s\n")
+            .replace("interval: 1h", "interval: 2s"),
+    );
+    ks_until(&env, "web", "healthy", |o| {
+        applied(&r1)(o) && is(o, "Healthy", "True")
+    })
+    .await;
+    // Let a few unchanged reconciles pass (the health check is then answered from the live
+    // index), then degrade the workload behind the controller's back.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(is(&ks(&env, "web"), "Healthy", "True"));
+    env.server.ok(&[
+        "-n",
+        "apps",
+        "annotate",
+        "deployment/web",
+        "tidegate.dev/simulate=fail",
+    ]);
+    let k = ks_until(&env, "web", "the degraded workload to be noticed", |o| {
+        is(o, "Healthy", "False")
+    })
+    .await;
+    let ready = condition(&k, "Ready").unwrap();
+    assert_eq!(ready["reason"], "HealthCheckFailed", "{k:#}");
+    assert!(
+        ready["message"]
+            .as_str()
+            .unwrap()
+            .contains("Deployment/apps/web"),
+        "{ready}"
+    );
+}

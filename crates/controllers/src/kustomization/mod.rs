@@ -81,6 +81,9 @@ pub struct Context {
     applied: Mutex<HashMap<String, AppliedState>>,
     /// The last build of each Kustomization, reused while artifact and spec are unchanged.
     builds: Mutex<HashMap<String, build::Cached>>,
+    /// The live resourceVersions of each Kustomization's health-checked objects when they
+    /// last passed: unchanged versions mean unchanged health, checked without a request.
+    healthy: Mutex<HashMap<String, Vec<String>>>,
     /// Managers for remote clusters (`spec.kubeConfig`), by secret content.
     remotes: Mutex<HashMap<String, Arc<ResourceManager>>>,
 }
@@ -133,6 +136,7 @@ pub async fn run(
         kustomizations: kreader.clone(),
         applied: Mutex::default(),
         builds: Mutex::default(),
+        healthy: Mutex::default(),
         remotes: Mutex::default(),
     });
     let (tx, rx) = futures::channel::mpsc::unbounded();

@@ -617,6 +617,18 @@ async fn check_health(
         );
     }
     let was_healthy = conditions::is_true(&status.st.conditions, HEALTHY);
+    let health_key = key(&ns, &name);
+    let versions = manager.live_versions(&refs).await;
+    let remembered = ctx
+        .healthy
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&health_key)
+        .cloned();
+    if was_healthy && !announce && versions.is_some() && versions == remembered {
+        // Nothing about the checked objects changed since they last passed.
+        return Ok(());
+    }
     let started = Instant::now();
     if announce || !was_healthy {
         let message = format!(
@@ -635,6 +647,10 @@ async fn check_health(
         ttl_jobs: ttl_jobs.clone(),
     };
     if let Err(e) = manager.wait(&refs, &options).await {
+        ctx.healthy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&health_key);
         let message = e.to_string();
         status.set(HEALTHY, "False", HEALTH_CHECK_FAILED, &message);
         return Err(Failure::new(
@@ -646,6 +662,22 @@ async fn check_health(
         ));
     }
     let message = format!("Health check passed in {}", go(started.elapsed()));
+    // The versions seen before the wait: if the objects moved on while it ran, the next
+    // reconcile checks again rather than trusting a state nobody evaluated.
+    match versions {
+        Some(v) => {
+            ctx.healthy
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(health_key, v);
+        }
+        None => {
+            ctx.healthy
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&health_key);
+        }
+    }
     if !was_healthy || new_and_drifted {
         ctx.recorder
             .publish(
@@ -735,6 +767,10 @@ async fn finalize(
         .unwrap_or_else(|e| e.into_inner())
         .remove(&key(&ns, &name));
     build::forget(ctx, &ns, &name);
+    ctx.healthy
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&key(&ns, &name));
     crate::finalizer::remove(api, obj).await?;
     Ok(Action::await_change())
 }
