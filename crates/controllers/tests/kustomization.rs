@@ -845,3 +845,101 @@ spec:
         "{ready}"
     );
 }
+
+/// Flux's documented podinfo Kustomization, unchanged, over a podinfo-shaped repository.
+const FLUX_PODINFO: &str = "apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: podinfo
+  namespace: default
+spec:
+  interval: 10m
+  targetNamespace: default
+  sourceRef:
+    kind: GitRepository
+    name: podinfo
+  path: \"./kustomize\"
+  prune: true
+  timeout: 1m
+";
+
+/// Flux's documented health-check example, unchanged.
+const FLUX_BACKEND: &str = "apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: backend
+  namespace: default
+spec:
+  interval: 5m
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: webapp
+  healthChecks:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: backend
+      namespace: dev
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flux_documented_kustomizations_reconcile_a_podinfo_shaped_repository() {
+    let env = start().await;
+    let podinfo = Repo::new();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/podinfo");
+    for f in [
+        "kustomization.yaml",
+        "deployment.yaml",
+        "service.yaml",
+        "hpa.yaml",
+    ] {
+        let text = std::fs::read_to_string(fixture.join("kustomize").join(f)).unwrap();
+        podinfo.write(&format!("kustomize/{f}"), &text);
+    }
+    let p1 = format!("main@sha1:{}", podinfo.commit("podinfo"));
+    let webapp = Repo::new();
+    webapp.write(
+        "backend.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: dev\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: backend\n  namespace: dev\nspec:\n  selector: {matchLabels: {app: backend}}\n  template:\n    metadata: {labels: {app: backend}}\n    spec:\n      containers: [{name: backend, image: \"nginx:1.27\"}]\n",
+    );
+    let w1 = format!("main@sha1:{}", webapp.commit("backend"));
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &source("podinfo", &podinfo.file_url()),
+    );
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("webapp", &webapp.file_url()));
+    env.server.ok_stdin(&["apply", "-f", "-"], FLUX_PODINFO);
+    env.server.ok_stdin(&["apply", "-f", "-"], FLUX_BACKEND);
+    let k = ks_until(&env, "podinfo", "podinfo applied", applied(&p1)).await;
+    let ids: Vec<&str> = k["status"]["inventory"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "default_podinfo__Service",
+            "default_podinfo_apps_Deployment",
+            "default_podinfo_autoscaling_HorizontalPodAutoscaler"
+        ]
+    );
+    let d = get(&env, "-ndefault deployment/podinfo").unwrap();
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        "ghcr.io/stefanprodan/podinfo:6.7.1"
+    );
+    let k = ks_until(&env, "backend", "backend healthy", |o| {
+        applied(&w1)(o) && is(o, "Healthy", "True")
+    })
+    .await;
+    assert!(
+        condition(&k, "Healthy").unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Health check passed in "),
+        "{k:#}"
+    );
+}
