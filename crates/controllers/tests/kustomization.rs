@@ -31,6 +31,72 @@ impl Drop for Env {
 }
 
 async fn start() -> Env {
+    start_with(None).await
+}
+
+/// Bytes the Kustomization controller sent to the API server (plain HTTP through a proxy).
+type Recorded = Arc<std::sync::Mutex<Vec<u8>>>;
+
+/// A plain-HTTP proxy to the HTTPS server at `target` (trusting `ca_pem`) that records what
+/// clients send.
+async fn recording_proxy(target: std::net::SocketAddr, ca_pem: &str) -> (String, Recorded) {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let tls = Arc::new(
+        rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let recorded: Recorded = Arc::default();
+    let rec = recorded.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let rec = rec.clone();
+            let tls = tls.clone();
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let Ok(tcp) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                let name = rustls::pki_types::ServerName::IpAddress(target.ip().into());
+                let Ok(server) = tokio_rustls::TlsConnector::from(tls)
+                    .connect(name, tcp)
+                    .await
+                else {
+                    return;
+                };
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = tokio::io::split(server);
+                let up = async move {
+                    let mut buf = vec![0u8; 16384];
+                    while let Ok(n) = cr.read(&mut buf).await {
+                        if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        rec.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                };
+                let down = async move {
+                    let _ = tokio::io::copy(&mut sr, &mut cw).await;
+                };
+                tokio::join!(up, down);
+            });
+        }
+    });
+    (format!("http://{addr}"), recorded)
+}
+
+/// With `proxy`, the Kustomization controller reaches the server through a recording proxy.
+async fn start_with(proxy: Option<&mut Option<Recorded>>) -> Env {
     let server = common::start_with(tidegate_apiserver::Config {
         workload_simulator: Some(Duration::from_millis(300)),
         ..Default::default()
@@ -73,6 +139,17 @@ async fn start() -> Env {
         .await
         .unwrap();
     let client = kube::Client::try_from(config.clone()).unwrap();
+    let (ks_client, ks_config) = match proxy {
+        Some(slot) => {
+            let (url, recorded) =
+                recording_proxy(server.server.addr, &server.server.credentials.ca_pem).await;
+            *slot = Some(recorded);
+            let mut c = config.clone();
+            c.cluster_url = url.parse().unwrap();
+            (kube::Client::try_from(c.clone()).unwrap(), c)
+        }
+        None => (client.clone(), config.clone()),
+    };
     tokio::spawn(gitrepository::run(
         client.clone(),
         storage,
@@ -84,8 +161,8 @@ async fn start() -> Env {
         stop(),
     ));
     tokio::spawn(kustomization::run(
-        client,
-        config,
+        ks_client,
+        ks_config,
         metrics,
         kustomization::Options {
             requeue_dependency: Duration::from_secs(30),
@@ -941,5 +1018,49 @@ async fn flux_documented_kustomizations_reconcile_a_podinfo_shaped_repository() 
             .unwrap()
             .starts_with("Health check passed in "),
         "{k:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_account_name_is_impersonated_on_every_apply() {
+    let mut recorded = None;
+    let env = start_with(Some(&mut recorded)).await;
+    let recorded = recorded.unwrap();
+    let repo = Repo::new();
+    repo.write("deploy/namespace.yaml", NAMESPACE);
+    repo.write("deploy/app.yaml", &config_map("impersonated", "i"));
+    let r1 = push(&env, &repo, "sa");
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization("sa", "./deploy", "  serviceAccountName: deployer\n"),
+    );
+    ks_until(&env, "sa", "applied", applied(&r1)).await;
+    let text = String::from_utf8_lossy(&recorded.lock().unwrap()).to_lowercase();
+    // The applies (server-side apply PATCHes of the ConfigMap) carry the header; the
+    // controller's own requests (status of the Kustomization) do not.
+    let applies: Vec<&str> = text
+        .split("\r\n\r\n")
+        .filter(|head| head.starts_with("patch /api/v1/namespaces/apps/configmaps/impersonated"))
+        .collect();
+    assert!(
+        !applies.is_empty(),
+        "no apply of the ConfigMap went through the proxy"
+    );
+    for head in &applies {
+        assert!(
+            head.contains("impersonate-user: system:serviceaccount:default:deployer"),
+            "{head}"
+        );
+    }
+    let status: Vec<&str> = text
+        .split("\r\n\r\n")
+        .filter(|head| head.contains("/kustomizations/sa/status"))
+        .collect();
+    assert!(!status.is_empty());
+    assert!(
+        status.iter().all(|h| !h.contains("impersonate-user")),
+        "{status:?}"
     );
 }

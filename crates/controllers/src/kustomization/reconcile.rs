@@ -154,9 +154,10 @@ pub(super) async fn reconcile(
     let api: Api<Kustomization> = Api::namespaced(ctx.client.clone(), &ns);
     let labels = crate::metrics::ObjectLabels::of(obj);
     let t = timing(obj);
+    // Requests to the cluster that failed (status, finalizer): exponential backoff.
     let fail = |message: String| ReconcileError {
         message,
-        retry: crate::timing::MIN_RETRY.max(Duration::from_secs(1)),
+        retry: ctx.backoff.failed(&key(&ns, &name)),
     };
 
     if obj.metadata.deletion_timestamp.is_some() {
@@ -288,6 +289,7 @@ pub(super) async fn reconcile(
         }
     };
     record_conditions(ctx, &labels, &status.st);
+    ctx.backoff.succeeded(&key(&ns, &name));
     Ok(action)
 }
 
