@@ -385,17 +385,16 @@ async fn create_change_drift_prune_break_suspend_delete() {
         Some("two")
     );
 
-    // kubectl edit and kubectl delete → corrected on the next reconcile.
-    env.server.ok(&[
-        "-n",
-        "apps",
-        "patch",
-        "configmap",
-        "app",
-        "--type=merge",
-        "-p",
-        r#"{"data":{"key":"edited"}}"#,
-    ]);
+    // kubectl edit (the editor is sed) and kubectl delete → corrected on the next reconcile.
+    env.server.ok_env(
+        &["-n", "apps", "edit", "configmap", "app"],
+        &[("KUBE_EDITOR", "sed -i 's/key: two/key: edited/'")],
+    );
+    assert_eq!(
+        data_of(&env, "-napps configmap/app").as_deref(),
+        Some("edited"),
+        "kubectl edit changed the live object"
+    );
     env.server
         .ok(&["-n", "apps", "delete", "configmap", "extra"]);
     request(&env, "kustomization/app", "drift-1");
