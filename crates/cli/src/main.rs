@@ -6,6 +6,7 @@ mod build;
 mod cluster;
 mod controllers;
 mod example;
+mod flux;
 mod install;
 mod kustomize;
 mod up;
@@ -17,7 +18,8 @@ use clap::{Parser, Subcommand};
 #[command(name = "tidegate", version, about)]
 struct Cli {
     /// Log level filter (for example `info`, `debug`, `tidegate_apiserver=debug`); default
-    /// `info`, or `warn` for `up`, whose progress is shown on the terminal instead.
+    /// `info`, `warn` for `up` (whose progress is shown on the terminal instead) and `off`
+    /// for the flux-style verbs.
     #[arg(long, global = true, env = "TIDEGATE_LOG")]
     log_level: Option<String>,
     /// Log as JSON lines.
@@ -45,6 +47,20 @@ enum Command {
     Controllers(controllers::Args),
     /// Install Tidegate into a cluster (`--export` prints the manifests).
     Install(install::Args),
+    /// List sources and Kustomizations with their status (Flux's table).
+    #[command(subcommand)]
+    Get(flux::get::What),
+    /// Ask for a reconcile now and wait for it.
+    #[command(subcommand)]
+    Reconcile(flux::reconcile::What),
+    /// Suspend the reconciliation of an object.
+    #[command(subcommand)]
+    Suspend(flux::suspend::What),
+    /// Resume a suspended object and wait for its reconcile.
+    #[command(subcommand)]
+    Resume(flux::suspend::What),
+    /// Print the client and the cluster versions.
+    Version(flux::version::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -52,6 +68,16 @@ fn main() -> anyhow::Result<()> {
     let level = cli.log_level.clone().unwrap_or_else(|| {
         if matches!(cli.command, Command::Up(_)) {
             "warn".into()
+        } else if matches!(
+            cli.command,
+            Command::Get(_)
+                | Command::Reconcile(_)
+                | Command::Suspend(_)
+                | Command::Resume(_)
+                | Command::Version(_)
+        ) {
+            // The flux-style verbs speak in their own lines, as the flux CLI does.
+            "off".into()
         } else {
             "info".into()
         }
@@ -78,10 +104,24 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async {
         match command {
             Command::Up(args) => up::run(args).await,
+            Command::Get(w) => flux_verb(flux::get::run(w).await),
+            Command::Reconcile(w) => flux_verb(flux::reconcile::run(w).await),
+            Command::Suspend(w) => flux_verb(flux::suspend::run(w, false).await),
+            Command::Resume(w) => flux_verb(flux::suspend::run(w, true).await),
+            Command::Version(a) => flux_verb(flux::version::run(a).await),
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,
             Command::Kustomize(_) | Command::Install(_) | Command::Build(_) => Ok(()),
         }
     })
+}
+
+/// Flux's way of ending a verb: `✗ message` on stderr and exit code 1.
+fn flux_verb(result: anyhow::Result<()>) -> anyhow::Result<()> {
+    if let Err(e) = result {
+        eprintln!("✗ {e:#}");
+        std::process::exit(1);
+    }
+    Ok(())
 }

@@ -336,3 +336,131 @@ fn kill_9_during_a_reconcile_then_restart_converges_with_nothing_orphaned() {
     assert_eq!(inventory(&kc), expected);
     drop(second);
 }
+
+/// Runs `tidegate ARGS --kubeconfig KC`; returns (exit code, stdout, stderr).
+fn tidegate(kc: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(kc)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn flux_verbs_get_reconcile_suspend_resume_against_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = git_support::free_port();
+    let up = up(&data, port, &["--example"], true);
+    let kc = up.kubeconfig.clone();
+
+    let (code, out, _) = tidegate(&kc, &["get", "kustomizations"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("NAME") && lines[0].ends_with("\tMESSAGE"),
+        "{out}"
+    );
+    let cells: Vec<&str> = lines[0].split('\t').map(str::trim).collect();
+    assert_eq!(cells, ["NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE"]);
+    assert_eq!(lines.len(), 5, "{out}");
+    for l in &lines[1..] {
+        let c: Vec<&str> = l.split('\t').map(str::trim).collect();
+        assert!(c[1].starts_with("main@sha1:"), "{l}");
+        assert_eq!(&c[2..4], ["False", "True"], "{l}");
+        assert!(c[4].starts_with("Applied revision: main@sha1:"), "{l}");
+    }
+    let (code, out, _) = tidegate(&kc, &["get", "all", "-A"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("flux-system\tgitrepository/flux-system"),
+        "{out}"
+    );
+    assert!(out.contains("kustomization/apps-staging"), "{out}");
+    let (code, out, _) = tidegate(&kc, &["get", "sources", "git"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.lines().nth(1).unwrap().starts_with("flux-system"),
+        "{out}"
+    );
+
+    let (code, _, err) = tidegate(
+        &kc,
+        &[
+            "reconcile",
+            "kustomization",
+            "apps-staging",
+            "--with-source",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let expected = [
+        "► annotating GitRepository flux-system in flux-system namespace",
+        "✔ GitRepository annotated",
+        "◎ waiting for GitRepository reconciliation",
+        "✔ fetched revision main@sha1:",
+        "► annotating Kustomization apps-staging in flux-system namespace",
+        "✔ Kustomization annotated",
+        "◎ waiting for Kustomization reconciliation",
+        "✔ applied revision main@sha1:",
+    ];
+    let got: Vec<&str> = err.lines().collect();
+    assert_eq!(got.len(), expected.len(), "{err}");
+    for (g, e) in got.iter().zip(expected) {
+        assert!(g.starts_with(e), "{g:?} should start with {e:?}\n{err}");
+    }
+
+    let (code, _, err) = tidegate(&kc, &["suspend", "kustomization", "apps-staging"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("✔ kustomization suspended"), "{err}");
+    let (_, out, _) = tidegate(&kc, &["get", "ks", "apps-staging"]);
+    assert!(
+        out.lines().nth(1).unwrap().contains("\tTrue     \t"),
+        "{out}"
+    );
+    let (code, _, err) = tidegate(&kc, &["reconcile", "ks", "apps-staging"]);
+    assert_eq!((code, err.trim()), (1, "✗ resource is suspended"));
+    let (code, _, err) = tidegate(&kc, &["resume", "kustomization", "apps-staging"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("✔ kustomization resumed"), "{err}");
+    assert!(
+        err.contains("✔ Kustomization reconciliation completed"),
+        "{err}"
+    );
+    assert!(err.contains("✔ applied revision main@sha1:"), "{err}");
+
+    // Failures: one clear line, exit 1.
+    let (code, _, err) = tidegate(&kc, &["get", "ks", "nope"]);
+    assert_eq!(
+        (code, err.trim()),
+        (1, "✗ Kustomization 'flux-system/nope' not found")
+    );
+    let (code, _, err) = tidegate(&kc, &["reconcile", "source", "git", "nope"]);
+    assert_eq!(
+        (code, err.trim()),
+        (1, "✗ GitRepository 'flux-system/nope' not found")
+    );
+    let (code, _, err) = tidegate(&kc, &["get", "ks", "-n", "empty"]);
+    assert_eq!(
+        (code, err.trim()),
+        (0, "no Kustomization objects found in empty namespace")
+    );
+    let (code, out, _) = tidegate(&kc, &["version"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("tidegate: v") && out.contains("kubernetes: v1."),
+        "{out}"
+    );
+    drop(up);
+    // The server is gone: one line, exit 1.
+    let (code, _, err) = tidegate(&kc, &["get", "ks"]);
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("✗ "), "{err}");
+}

@@ -1,0 +1,273 @@
+//! `tidegate get sources git | kustomizations | all [-A]`: Flux's table
+//! (`NAME REVISION SUSPENDED READY MESSAGE`, `NAMESPACE` first with `-A`).
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::api::ListParams;
+use kube::{Api, Client, ResourceExt};
+use tidegate_api::conditions::{self, READY};
+use tidegate_api::{GitRepository, Kustomization};
+
+use super::Global;
+
+/// What to list.
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    /// Sources (`get sources git`).
+    #[command(subcommand, alias = "source")]
+    Sources(SourceWhat),
+    /// Kustomizations.
+    #[command(alias = "kustomization", alias = "ks")]
+    Kustomizations(Args),
+    /// Every source and Kustomization.
+    All(Args),
+}
+
+/// Source kinds to list.
+#[derive(clap::Subcommand, Debug)]
+pub enum SourceWhat {
+    /// GitRepositories.
+    Git(Args),
+}
+
+/// Flags of `get`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Only this object.
+    name: Option<String>,
+    /// List across all namespaces.
+    #[arg(short = 'A', long)]
+    all_namespaces: bool,
+    #[command(flatten)]
+    global: Global,
+}
+
+/// One row.
+struct Row {
+    namespace: String,
+    name: String,
+    revision: String,
+    suspended: bool,
+    ready: Option<Condition>,
+}
+
+fn row(
+    obj: &impl ResourceExt,
+    revision: Option<&str>,
+    suspended: bool,
+    conds: &[Condition],
+) -> Row {
+    Row {
+        namespace: obj.namespace().unwrap_or_default(),
+        name: obj.name_any(),
+        revision: revision.unwrap_or("").to_string(),
+        suspended,
+        ready: conditions::get(conds, READY).cloned(),
+    }
+}
+
+/// Formats rows as Flux's table: left-aligned columns separated by a tab.
+fn table(rows: &[Row], all_namespaces: bool) -> String {
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    let mut header = vec!["NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE"];
+    if all_namespaces {
+        header.insert(0, "NAMESPACE");
+    }
+    lines.push(header.iter().map(|s| s.to_string()).collect());
+    for r in rows {
+        let (status, message) = match &r.ready {
+            Some(c) => (c.status.clone(), c.message.clone()),
+            None => (
+                "Unknown".to_string(),
+                "waiting to be reconciled".to_string(),
+            ),
+        };
+        let mut cells = vec![
+            r.name.clone(),
+            r.revision.clone(),
+            if r.suspended { "True" } else { "False" }.to_string(),
+            status,
+            message,
+        ];
+        if all_namespaces {
+            cells.insert(0, r.namespace.clone());
+        }
+        lines.push(cells);
+    }
+    let columns = lines[0].len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for l in &lines {
+        let cells: Vec<String> = l
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i + 1 == columns {
+                    c.clone()
+                } else {
+                    format!("{c:<w$}", w = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(&cells.join("\t"));
+        out.push('\n');
+    }
+    out
+}
+
+async fn git_rows(client: &Client, args: &Args) -> anyhow::Result<Vec<Row>> {
+    let api: Api<GitRepository> = if args.all_namespaces {
+        Api::all(client.clone())
+    } else {
+        Api::namespaced(client.clone(), &args.global.namespace)
+    };
+    let items = match &args.name {
+        Some(n) => vec![
+            api.get(n)
+                .await
+                .map_err(|e| super::describe("GitRepository", &args.global.namespace, n, &e))?,
+        ],
+        None => {
+            api.list(&ListParams::default())
+                .await
+                .map_err(|e| super::api_error(&e))?
+                .items
+        }
+    };
+    Ok(items
+        .iter()
+        .map(|g| {
+            let st = g.status.clone().unwrap_or_default();
+            let revision = st.artifact.as_ref().map(|a| a.revision.as_str());
+            row(g, revision, g.spec.suspend, &st.conditions)
+        })
+        .collect())
+}
+
+async fn kustomization_rows(client: &Client, args: &Args) -> anyhow::Result<Vec<Row>> {
+    let api: Api<Kustomization> = if args.all_namespaces {
+        Api::all(client.clone())
+    } else {
+        Api::namespaced(client.clone(), &args.global.namespace)
+    };
+    let items = match &args.name {
+        Some(n) => vec![
+            api.get(n)
+                .await
+                .map_err(|e| super::describe("Kustomization", &args.global.namespace, n, &e))?,
+        ],
+        None => {
+            api.list(&ListParams::default())
+                .await
+                .map_err(|e| super::api_error(&e))?
+                .items
+        }
+    };
+    Ok(items
+        .iter()
+        .map(|k| {
+            let st = k.status.clone().unwrap_or_default();
+            row(
+                k,
+                st.last_applied_revision.as_deref(),
+                k.spec.suspend.unwrap_or(false),
+                &st.conditions,
+            )
+        })
+        .collect())
+}
+
+fn print(kind: &str, rows: &[Row], args: &Args) {
+    if rows.is_empty() {
+        if args.all_namespaces {
+            eprintln!("no {kind} objects found in any namespace");
+        } else {
+            eprintln!(
+                "no {kind} objects found in {} namespace",
+                args.global.namespace
+            );
+        }
+        return;
+    }
+    print!("{}", table(rows, args.all_namespaces));
+}
+
+/// Runs `get`.
+pub async fn run(what: What) -> anyhow::Result<()> {
+    match what {
+        What::Sources(SourceWhat::Git(args)) => {
+            let client = args.global.cluster.client().await?;
+            let rows = git_rows(&client, &args).await?;
+            print("GitRepository", &rows, &args);
+        }
+        What::Kustomizations(args) => {
+            let client = args.global.cluster.client().await?;
+            let rows = kustomization_rows(&client, &args).await?;
+            print("Kustomization", &rows, &args);
+        }
+        What::All(args) => {
+            let client = args.global.cluster.client().await?;
+            let git = git_rows(&client, &args).await?;
+            let ks = kustomization_rows(&client, &args).await?;
+            let prefixed = |rows: Vec<Row>, prefix: &str| -> Vec<Row> {
+                rows.into_iter()
+                    .map(|mut r| {
+                        r.name = format!("{prefix}/{}", r.name);
+                        r
+                    })
+                    .collect()
+            };
+            let git = prefixed(git, "gitrepository");
+            let ks = prefixed(ks, "kustomization");
+            if !git.is_empty() {
+                print!("{}", table(&git, args.all_namespaces));
+            }
+            if !ks.is_empty() {
+                if !git.is_empty() {
+                    println!();
+                }
+                print!("{}", table(&ks, args.all_namespaces));
+            }
+            if git.is_empty() && ks.is_empty() {
+                print("Flux", &[], &args);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_pads_all_but_the_last_column() {
+        let rows = vec![Row {
+            namespace: "flux-system".into(),
+            name: "flux-system".into(),
+            revision: "main@sha1:abc".into(),
+            suspended: false,
+            ready: Some(Condition {
+                type_: "Ready".into(),
+                status: "True".into(),
+                reason: "ReconciliationSucceeded".into(),
+                message: "Applied revision: main@sha1:abc".into(),
+                observed_generation: None,
+                last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+                ),
+            }),
+        }];
+        assert_eq!(
+            table(&rows, false),
+            "NAME       \tREVISION     \tSUSPENDED\tREADY\tMESSAGE\nflux-system\tmain@sha1:abc\tFalse    \tTrue \tApplied revision: main@sha1:abc\n"
+        );
+    }
+}

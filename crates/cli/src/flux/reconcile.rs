@@ -1,0 +1,252 @@
+//! `tidegate reconcile source git NAME` and `tidegate reconcile kustomization NAME
+//! [--with-source]`: set `reconcile.fluxcd.io/requestedAt`, wait until the controller reports
+//! it handled, and report the revision (Flux's messages).
+
+use std::time::{Duration, Instant};
+
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::{Api, Client};
+use serde_json::Value;
+
+use super::{Global, action, success, waiting};
+
+/// A toolkit kind the verbs act on.
+#[derive(Debug, Clone, Copy)]
+pub struct Kind {
+    /// `Kustomization`, `GitRepository`.
+    pub kind: &'static str,
+    group: &'static str,
+    plural: &'static str,
+    /// Where its revision is.
+    revision: &'static str,
+    /// `applied` or `fetched`.
+    verb: &'static str,
+}
+
+/// Kustomizations.
+pub const KUSTOMIZATION: Kind = Kind {
+    kind: "Kustomization",
+    group: "kustomize.toolkit.fluxcd.io",
+    plural: "kustomizations",
+    revision: "/status/lastAppliedRevision",
+    verb: "applied",
+};
+
+/// GitRepositories.
+pub const GIT_REPOSITORY: Kind = Kind {
+    kind: "GitRepository",
+    group: "source.toolkit.fluxcd.io",
+    plural: "gitrepositories",
+    revision: "/status/artifact/revision",
+    verb: "fetched",
+};
+
+impl Kind {
+    /// The namespaced API of this kind.
+    pub fn api(&self, client: &Client, namespace: &str) -> Api<DynamicObject> {
+        let gvk = GroupVersionKind::gvk(self.group, "v1", self.kind);
+        Api::namespaced_with(
+            client.clone(),
+            namespace,
+            &ApiResource::from_gvk_with_plural(&gvk, self.plural),
+        )
+    }
+
+    /// Reads one object, with Flux's not-found line.
+    pub async fn get(
+        &self,
+        client: &Client,
+        namespace: &str,
+        name: &str,
+    ) -> anyhow::Result<DynamicObject> {
+        self.api(client, namespace)
+            .get(name)
+            .await
+            .map_err(|e| super::describe(self.kind, namespace, name, &e))
+    }
+}
+
+/// What to reconcile.
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    /// A source.
+    #[command(subcommand)]
+    Source(SourceWhat),
+    /// A Kustomization.
+    #[command(alias = "ks")]
+    Kustomization(KsArgs),
+}
+
+/// Source kinds.
+#[derive(clap::Subcommand, Debug)]
+pub enum SourceWhat {
+    /// A GitRepository.
+    Git(Args),
+}
+
+/// Flags of `reconcile source git`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The object's name.
+    name: String,
+    #[command(flatten)]
+    global: Global,
+}
+
+/// Flags of `reconcile kustomization`.
+#[derive(clap::Args, Debug)]
+pub struct KsArgs {
+    /// The Kustomization's name.
+    name: String,
+    /// Reconcile its source first.
+    #[arg(long)]
+    with_source: bool,
+    #[command(flatten)]
+    global: Global,
+}
+
+fn suspended(obj: &DynamicObject) -> bool {
+    obj.data.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
+}
+
+fn ready(obj: &DynamicObject) -> Option<(String, String)> {
+    obj.data
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or("").to_string(),
+                c["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+}
+
+/// Waits until the object handled the request `token` and its Ready condition settled;
+/// returns the object. An error carries the Ready message.
+pub async fn wait_handled(
+    kind: Kind,
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    token: Option<&str>,
+    timeout: Duration,
+) -> anyhow::Result<DynamicObject> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let obj = kind.get(client, namespace, name).await?;
+        let handled = match token {
+            Some(t) => obj.data.pointer("/status/lastHandledReconcileAt") == Some(&Value::from(t)),
+            None => true,
+        };
+        let generation = obj.metadata.generation;
+        let observed = obj
+            .data
+            .pointer("/status/observedGeneration")
+            .and_then(Value::as_i64);
+        if handled {
+            match ready(&obj) {
+                Some((s, _)) if s == "True" && observed == generation => return Ok(obj),
+                Some((s, message)) if s == "False" => anyhow::bail!("{message}"),
+                _ => {}
+            }
+        }
+        if Instant::now() > deadline {
+            anyhow::bail!(
+                "timeout waiting for {} '{namespace}/{name}' to be reconciled",
+                kind.kind
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Annotates, waits and reports, as `flux reconcile` does.
+pub async fn request(
+    kind: Kind,
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let obj = kind.get(client, namespace, name).await?;
+    if suspended(&obj) {
+        anyhow::bail!("resource is suspended");
+    }
+    action(&format!(
+        "annotating {} {name} in {namespace} namespace",
+        kind.kind
+    ));
+    let token = super::now_rfc3339();
+    let patch = serde_json::json!({"metadata": {"annotations": {
+        tidegate_api::meta::RECONCILE_REQUESTED_AT: token}}});
+    kind.api(client, namespace)
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| super::describe(kind.kind, namespace, name, &e))?;
+    success(&format!("{} annotated", kind.kind));
+    waiting(&format!("waiting for {} reconciliation", kind.kind));
+    let obj = wait_handled(kind, client, namespace, name, Some(&token), timeout).await?;
+    let revision = obj
+        .data
+        .pointer(kind.revision)
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    success(&format!("{} revision {revision}", kind.verb));
+    Ok(())
+}
+
+/// Runs `reconcile`.
+pub async fn run(what: What) -> anyhow::Result<()> {
+    match what {
+        What::Source(SourceWhat::Git(a)) => {
+            let client = a.global.cluster.client().await?;
+            request(
+                GIT_REPOSITORY,
+                &client,
+                &a.global.namespace,
+                &a.name,
+                a.global.timeout,
+            )
+            .await
+        }
+        What::Kustomization(a) => {
+            let client = a.global.cluster.client().await?;
+            let ns = &a.global.namespace;
+            if a.with_source {
+                let k = KUSTOMIZATION.get(&client, ns, &a.name).await?;
+                let source_kind = k
+                    .data
+                    .pointer("/spec/sourceRef/kind")
+                    .and_then(Value::as_str);
+                let source_name = k
+                    .data
+                    .pointer("/spec/sourceRef/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let source_ns = k
+                    .data
+                    .pointer("/spec/sourceRef/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(ns);
+                if source_kind != Some("GitRepository") {
+                    anyhow::bail!(
+                        "source kind '{}' is not supported",
+                        source_kind.unwrap_or("")
+                    );
+                }
+                request(
+                    GIT_REPOSITORY,
+                    &client,
+                    source_ns,
+                    source_name,
+                    a.global.timeout,
+                )
+                .await?;
+            }
+            request(KUSTOMIZATION, &client, ns, &a.name, a.global.timeout).await
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! `tidegate suspend|resume source git NAME | kustomization NAME`: set `spec.suspend`; resume
+//! also requests a reconcile and waits for it (Flux's messages).
+
+use kube::api::{Patch, PatchParams};
+use serde_json::Value;
+
+use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind, wait_handled};
+use super::{Global, action, success, waiting};
+
+/// What to suspend or resume.
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    /// A source.
+    #[command(subcommand)]
+    Source(SourceWhat),
+    /// A Kustomization.
+    #[command(alias = "ks")]
+    Kustomization(Args),
+}
+
+/// Source kinds.
+#[derive(clap::Subcommand, Debug)]
+pub enum SourceWhat {
+    /// A GitRepository.
+    Git(Args),
+}
+
+/// Flags of `suspend` and `resume`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The object's name.
+    name: String,
+    #[command(flatten)]
+    global: Global,
+}
+
+fn target(what: What) -> (Kind, &'static str, Args) {
+    match what {
+        What::Source(SourceWhat::Git(a)) => (GIT_REPOSITORY, "source git", a),
+        What::Kustomization(a) => (KUSTOMIZATION, "kustomization", a),
+    }
+}
+
+/// Runs `suspend` (`resume == false`) or `resume`.
+pub async fn run(what: What, resume: bool) -> anyhow::Result<()> {
+    let (kind, noun, a) = target(what);
+    let client = a.global.cluster.client().await?;
+    let ns = &a.global.namespace;
+    kind.get(&client, ns, &a.name).await?;
+    let verb = if resume { "resuming" } else { "suspending" };
+    action(&format!("{verb} {noun} {} in {ns} namespace", a.name));
+    let token = super::now_rfc3339();
+    let patch = if resume {
+        serde_json::json!({"spec": {"suspend": false}, "metadata": {"annotations": {
+            tidegate_api::meta::RECONCILE_REQUESTED_AT: token}}})
+    } else {
+        serde_json::json!({"spec": {"suspend": true}})
+    };
+    kind.api(&client, ns)
+        .patch(&a.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| super::describe(kind.kind, ns, &a.name, &e))?;
+    if !resume {
+        success(&format!("{noun} suspended"));
+        return Ok(());
+    }
+    success(&format!("{noun} resumed"));
+    waiting(&format!("waiting for {} reconciliation", kind.kind));
+    let obj = wait_handled(kind, &client, ns, &a.name, Some(&token), a.global.timeout).await?;
+    success(&format!("{} reconciliation completed", kind.kind));
+    let revision = obj
+        .data
+        .pointer(match kind.kind {
+            "Kustomization" => "/status/lastAppliedRevision",
+            _ => "/status/artifact/revision",
+        })
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let verb = if kind.kind == "Kustomization" {
+        "applied"
+    } else {
+        "fetched"
+    };
+    success(&format!("{verb} revision {revision}"));
+    Ok(())
+}
