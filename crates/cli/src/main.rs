@@ -61,6 +61,15 @@ enum Command {
     Resume(flux::suspend::What),
     /// Print the client and the cluster versions.
     Version(flux::version::Args),
+    /// Create or update a source or Kustomization (`--export` prints it).
+    #[command(subcommand)]
+    Create(flux::create::What),
+    /// Print existing objects as clean YAML.
+    #[command(subcommand)]
+    Export(flux::export::What),
+    /// Delete a source or Kustomization.
+    #[command(subcommand)]
+    Delete(flux::delete::What),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -75,6 +84,9 @@ fn main() -> anyhow::Result<()> {
                 | Command::Suspend(_)
                 | Command::Resume(_)
                 | Command::Version(_)
+                | Command::Create(_)
+                | Command::Export(_)
+                | Command::Delete(_)
         ) {
             // The flux-style verbs speak in their own lines, as the flux CLI does.
             "off".into()
@@ -109,6 +121,9 @@ fn main() -> anyhow::Result<()> {
             Command::Suspend(w) => flux_verb(flux::suspend::run(w, false).await),
             Command::Resume(w) => flux_verb(flux::suspend::run(w, true).await),
             Command::Version(a) => flux_verb(flux::version::run(a).await),
+            Command::Create(w) => flux_verb(flux::create::run(w).await),
+            Command::Export(w) => flux_verb(flux::export::run(w).await),
+            Command::Delete(w) => flux_verb(flux::delete::run(w).await),
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,

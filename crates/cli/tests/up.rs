@@ -464,3 +464,130 @@ fn flux_verbs_get_reconcile_suspend_resume_against_up() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("✗ "), "{err}");
 }
+
+#[test]
+fn flux_verbs_create_export_delete_against_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = git_support::free_port();
+    let up = up(&data, port, &["--example"], true);
+    let kc = up.kubeconfig.clone();
+    let repo = git_support::Repo::new();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../controllers/tests/data/podinfo/kustomize");
+    for f in [
+        "kustomization.yaml",
+        "deployment.yaml",
+        "service.yaml",
+        "hpa.yaml",
+    ] {
+        repo.write(
+            &format!("kustomize/{f}"),
+            &std::fs::read_to_string(fixture.join(f)).unwrap(),
+        );
+    }
+    let sha = repo.commit("podinfo");
+    let url = repo.file_url();
+
+    let (code, _, err) = tidegate(
+        &kc,
+        &[
+            "create",
+            "source",
+            "git",
+            "podinfo",
+            "--url",
+            &url,
+            "--branch",
+            "main",
+            "--interval",
+            "1m",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.starts_with("► generating GitRepository source\n► applying GitRepository source\n✔ GitRepository source created\n"), "{err}");
+    assert!(
+        err.contains(&format!("✔ fetched revision: main@sha1:{sha}")),
+        "{err}"
+    );
+    let (code, _, err) = tidegate(
+        &kc,
+        &[
+            "create",
+            "kustomization",
+            "podinfo",
+            "--source",
+            "GitRepository/podinfo",
+            "--path",
+            "./kustomize",
+            "--prune=true",
+            "--interval",
+            "5m",
+            "--target-namespace",
+            "default",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("✔ applied revision: main@sha1:{sha}")),
+        "{err}"
+    );
+    assert!(kubectl_ok(
+        &kc,
+        &["-n", "default", "get", "deployment", "podinfo"]
+    ));
+
+    let (code, out, _) = tidegate(&kc, &["export", "kustomization", "podinfo"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: podinfo\n  namespace: flux-system\nspec:\n"), "{out}");
+    assert!(
+        out.contains("  path: ./kustomize\n") && out.contains("  targetNamespace: default\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("status:") && !out.contains("uid:") && !out.contains("managedFields"),
+        "{out}"
+    );
+    let (code, out, _) = tidegate(&kc, &["export", "source", "git", "--all"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.matches("---\n").count(), 2, "{out}");
+    // The export applies back unchanged.
+    let file = dir.path().join("export.yaml");
+    std::fs::write(&file, &out).unwrap();
+    kubectl(
+        &kc,
+        &[
+            "apply",
+            "--server-side",
+            "--dry-run=server",
+            "-f",
+            file.to_str().unwrap(),
+        ],
+    );
+
+    let (code, _, err) = tidegate(&kc, &["delete", "kustomization", "podinfo"]);
+    assert_eq!(
+        (code, err.trim()),
+        (1, "✗ refusing to delete without confirmation; use --silent")
+    );
+    let (code, _, err) = tidegate(&kc, &["delete", "kustomization", "podinfo", "--silent"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        "► deleting kustomization podinfo in flux-system namespace\n✔ kustomization deleted\n"
+    );
+    // prune: true — its objects go with it.
+    wait_until("the pruned deployment to go", || {
+        !kubectl_ok(&kc, &["-n", "default", "get", "deployment", "podinfo"])
+    });
+    let (code, _, err) = tidegate(
+        &kc,
+        &["create", "kustomization", "bad", "--source", "Helm/x"],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("✗ --source: unsupported kind 'Helm'"),
+        "{err}"
+    );
+    drop(up);
+}

@@ -2,6 +2,9 @@
 //! flags and output (`►` progress, `✔` success, `✗` failure, `◎` waiting, on stderr; tables
 //! on stdout).
 
+pub mod create;
+pub mod delete;
+pub mod export;
 pub mod get;
 pub mod reconcile;
 pub mod suspend;

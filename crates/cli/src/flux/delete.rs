@@ -1,0 +1,72 @@
+//! `tidegate delete source git NAME` and `tidegate delete kustomization NAME`: delete after a
+//! confirmation (`--silent` skips it), as `flux delete` does.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use kube::api::DeleteParams;
+
+use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
+use super::{Global, action, success};
+
+/// What to delete.
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    /// A source.
+    #[command(subcommand)]
+    Source(SourceWhat),
+    /// A Kustomization (its objects are pruned when it has `prune: true`).
+    #[command(alias = "ks")]
+    Kustomization(Args),
+}
+
+/// Source kinds.
+#[derive(clap::Subcommand, Debug)]
+pub enum SourceWhat {
+    /// A GitRepository.
+    Git(Args),
+}
+
+/// Flags of `delete`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The object's name.
+    name: String,
+    /// Delete without asking.
+    #[arg(short, long)]
+    silent: bool,
+    #[command(flatten)]
+    global: Global,
+}
+
+async fn delete(kind: Kind, noun: &str, a: &Args) -> anyhow::Result<()> {
+    let client = a.global.cluster.client().await?;
+    let ns = &a.global.namespace;
+    kind.get(&client, ns, &a.name).await?;
+    if !a.silent {
+        if !std::io::stdin().is_terminal() {
+            anyhow::bail!("refusing to delete without confirmation; use --silent");
+        }
+        eprint!("Are you sure you want to delete this {noun}? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            anyhow::bail!("aborting");
+        }
+    }
+    action(&format!("deleting {noun} {} in {ns} namespace", a.name));
+    kind.api(&client, ns)
+        .delete(&a.name, &DeleteParams::default())
+        .await
+        .map_err(|e| super::describe(kind.kind, ns, &a.name, &e))?;
+    success(&format!("{noun} deleted"));
+    Ok(())
+}
+
+/// Runs `delete`.
+pub async fn run(what: What) -> anyhow::Result<()> {
+    match what {
+        What::Source(SourceWhat::Git(a)) => delete(GIT_REPOSITORY, "source git", &a).await,
+        What::Kustomization(a) => delete(KUSTOMIZATION, "kustomization", &a).await,
+    }
+}
