@@ -70,6 +70,11 @@ enum Command {
     /// Delete a source or Kustomization.
     #[command(subcommand)]
     Delete(flux::delete::What),
+    /// Show what a Kustomization manages, nested Kustomizations expanded.
+    #[command(subcommand)]
+    Tree(flux::tree::What),
+    /// Count reconcilers per kind: running, failing, suspended, storage.
+    Stats(flux::stats::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -87,6 +92,8 @@ fn main() -> anyhow::Result<()> {
                 | Command::Create(_)
                 | Command::Export(_)
                 | Command::Delete(_)
+                | Command::Tree(_)
+                | Command::Stats(_)
         ) {
             // The flux-style verbs speak in their own lines, as the flux CLI does.
             "off".into()
@@ -124,6 +131,8 @@ fn main() -> anyhow::Result<()> {
             Command::Create(w) => flux_verb(flux::create::run(w).await),
             Command::Export(w) => flux_verb(flux::export::run(w).await),
             Command::Delete(w) => flux_verb(flux::delete::run(w).await),
+            Command::Tree(w) => flux_verb(flux::tree::run(w).await),
+            Command::Stats(a) => flux_verb(flux::stats::run(a).await),
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,

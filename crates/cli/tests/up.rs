@@ -591,3 +591,55 @@ fn flux_verbs_create_export_delete_against_up() {
     );
     drop(up);
 }
+
+#[test]
+fn flux_verbs_tree_and_stats_against_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = git_support::free_port();
+    let up = up(&data, port, &["--example"], true);
+    let kc = up.kubeconfig.clone();
+
+    let (code, out, err) = tidegate(&kc, &["tree", "kustomization", "flux-system"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Kustomization/flux-system/flux-system", "{out}");
+    assert_eq!(
+        lines[1], "├── Kustomization/flux-system/apps-production",
+        "{out}"
+    );
+    for expected in [
+        "│   ├── Service/production/podinfo",
+        "│   ├── Deployment/production/podinfo",
+        "│   └── Greeting/production/welcome",
+        "├── Kustomization/flux-system/apps-staging",
+        "└── Kustomization/flux-system/infrastructure",
+        "    ├── CustomResourceDefinition/greetings.example.tidegate.dev",
+        "    └── Namespace/staging",
+    ] {
+        assert!(lines.contains(&expected), "missing {expected:?} in\n{out}");
+    }
+    // Every object of the example appears once: 3 Kustomizations, 3 infrastructure objects,
+    // 4 per app.
+    assert_eq!(lines.len(), 1 + 3 + 3 + 4 + 4, "{out}");
+
+    let (code, out, _) = tidegate(&kc, &["stats"]);
+    assert_eq!(code, 0);
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split('\t').map(str::trim).collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        ["RECONCILERS", "RUNNING", "FAILING", "SUSPENDED", "STORAGE"]
+    );
+    assert_eq!(&rows[1][..4], ["GitRepository", "1", "0", "0"]);
+    assert!(rows[1][4].ends_with("KiB"), "{out}");
+    assert_eq!(rows[2], ["Kustomization", "4", "0", "0", "-"]);
+    let (code, _, err) = tidegate(&kc, &["tree", "ks", "nope"]);
+    assert_eq!(
+        (code, err.trim()),
+        (1, "✗ Kustomization 'flux-system/nope' not found")
+    );
+    drop(up);
+}

@@ -7,7 +7,9 @@ pub mod delete;
 pub mod export;
 pub mod get;
 pub mod reconcile;
+pub mod stats;
 pub mod suspend;
+pub mod tree;
 pub mod version;
 
 use std::time::Duration;

@@ -43,14 +43,15 @@ pub const GIT_REPOSITORY: Kind = Kind {
 };
 
 impl Kind {
+    /// The resource of this kind.
+    pub fn resource(&self) -> ApiResource {
+        let gvk = GroupVersionKind::gvk(self.group, "v1", self.kind);
+        ApiResource::from_gvk_with_plural(&gvk, self.plural)
+    }
+
     /// The namespaced API of this kind.
     pub fn api(&self, client: &Client, namespace: &str) -> Api<DynamicObject> {
-        let gvk = GroupVersionKind::gvk(self.group, "v1", self.kind);
-        Api::namespaced_with(
-            client.clone(),
-            namespace,
-            &ApiResource::from_gvk_with_plural(&gvk, self.plural),
-        )
+        Api::namespaced_with(client.clone(), namespace, &self.resource())
     }
 
     /// Reads one object, with Flux's not-found line.
