@@ -75,6 +75,8 @@ enum Command {
     Tree(flux::tree::What),
     /// Count reconcilers per kind: running, failing, suspended, storage.
     Stats(flux::stats::Args),
+    /// Show the Events of toolkit objects.
+    Events(flux::events::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -94,6 +96,7 @@ fn main() -> anyhow::Result<()> {
                 | Command::Delete(_)
                 | Command::Tree(_)
                 | Command::Stats(_)
+                | Command::Events(_)
         ) {
             // The flux-style verbs speak in their own lines, as the flux CLI does.
             "off".into()
@@ -133,6 +136,7 @@ fn main() -> anyhow::Result<()> {
             Command::Delete(w) => flux_verb(flux::delete::run(w).await),
             Command::Tree(w) => flux_verb(flux::tree::run(w).await),
             Command::Stats(a) => flux_verb(flux::stats::run(a).await),
+            Command::Events(a) => flux_verb(flux::events::run(a).await),
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,

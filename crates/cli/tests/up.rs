@@ -636,6 +636,33 @@ fn flux_verbs_tree_and_stats_against_up() {
     assert_eq!(&rows[1][..4], ["GitRepository", "1", "0", "0"]);
     assert!(rows[1][4].ends_with("KiB"), "{out}");
     assert_eq!(rows[2], ["Kustomization", "4", "0", "0", "-"]);
+    let (code, out, _) = tidegate(&kc, &["events", "--for", "Kustomization/apps-staging"]);
+    assert_eq!(code, 0);
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap()
+        .split('\t')
+        .map(str::trim)
+        .collect();
+    assert_eq!(header, ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]);
+    assert!(
+        out.lines().any(|l| l.contains("Kustomization/apps-staging")
+            && l.contains("Deployment/staging/podinfo created")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .skip(1)
+            .all(|l| l.contains("Kustomization/apps-staging")),
+        "{out}"
+    );
+    let (code, out, _) = tidegate(&kc, &["events"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("GitRepository/flux-system") && out.contains("NewArtifact"),
+        "{out}"
+    );
     let (code, _, err) = tidegate(&kc, &["tree", "ks", "nope"]);
     assert_eq!(
         (code, err.trim()),

@@ -93,33 +93,7 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
         }
         lines.push(cells);
     }
-    let columns = lines[0].len();
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            lines
-                .iter()
-                .map(|l| l[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for l in &lines {
-        let cells: Vec<String> = l
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i + 1 == columns {
-                    c.clone()
-                } else {
-                    format!("{c:<w$}", w = widths[i])
-                }
-            })
-            .collect();
-        out.push_str(&cells.join("\t"));
-        out.push('\n');
-    }
-    out
+    super::format_table(&lines)
 }
 
 async fn git_rows(client: &Client, args: &Args) -> anyhow::Result<Vec<Row>> {

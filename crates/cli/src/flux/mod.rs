@@ -4,6 +4,7 @@
 
 pub mod create;
 pub mod delete;
+pub mod events;
 pub mod export;
 pub mod get;
 pub mod reconcile;
@@ -80,4 +81,36 @@ pub fn api_error(e: &kube::Error) -> anyhow::Error {
             anyhow::anyhow!("unable to reach the Kubernetes API: {root}")
         }
     }
+}
+
+/// Formats a table as Flux's printer does: left-aligned columns separated by a tab, every
+/// column but the last padded to its widest cell.
+pub fn format_table(lines: &[Vec<String>]) -> String {
+    let columns = lines.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l.get(i).map_or(0, |c| c.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for l in lines {
+        let cells: Vec<String> = l
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i + 1 == columns {
+                    c.clone()
+                } else {
+                    format!("{c:<w$}", w = widths.get(i).copied().unwrap_or(0))
+                }
+            })
+            .collect();
+        out.push_str(&cells.join("\t"));
+        out.push('\n');
+    }
+    out
 }

@@ -90,21 +90,8 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
             },
         ]);
     }
-    let widths: Vec<usize> = (0..5)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    for r in &rows {
-        let cells: Vec<String> = (0..5)
-            .map(|i| {
-                if i == 4 {
-                    r[i].clone()
-                } else {
-                    format!("{:<w$}", r[i], w = widths[i])
-                }
-            })
-            .collect();
-        println!("{}", cells.join("\t"));
-    }
+    let lines: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
+    print!("{}", super::format_table(&lines));
     Ok(())
 }
 
