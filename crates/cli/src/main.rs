@@ -77,6 +77,8 @@ enum Command {
     Stats(flux::stats::Args),
     /// Show the Events of toolkit objects.
     Events(flux::events::Args),
+    /// Trace an object to the Kustomization and source that manage it.
+    Trace(flux::trace::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -97,6 +99,7 @@ fn main() -> anyhow::Result<()> {
                 | Command::Tree(_)
                 | Command::Stats(_)
                 | Command::Events(_)
+                | Command::Trace(_)
         ) {
             // The flux-style verbs speak in their own lines, as the flux CLI does.
             "off".into()
@@ -137,6 +140,7 @@ fn main() -> anyhow::Result<()> {
             Command::Tree(w) => flux_verb(flux::tree::run(w).await),
             Command::Stats(a) => flux_verb(flux::stats::run(a).await),
             Command::Events(a) => flux_verb(flux::events::run(a).await),
+            Command::Trace(a) => flux_verb(flux::trace::run(a).await),
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,

@@ -663,6 +663,27 @@ fn flux_verbs_tree_and_stats_against_up() {
         out.contains("GitRepository/flux-system") && out.contains("NewArtifact"),
         "{out}"
     );
+    let (code, out, err) = tidegate(&kc, &["trace", "deployment", "podinfo", "-n", "staging"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Object:          deployment/podinfo", "{out}");
+    assert_eq!(lines[1], "Namespace:       staging");
+    assert_eq!(lines[2], "Status:          Managed by Flux");
+    assert_eq!(lines[4], "Kustomization:   apps-staging");
+    assert!(out.contains("Path:            ./apps/staging\n"), "{out}");
+    assert!(out.contains("GitRepository:   flux-system\n"), "{out}");
+    assert!(out.contains("Branch:          main\n"), "{out}");
+    assert!(out.contains("Revision:        main@sha1:"), "{out}");
+    assert!(
+        out.contains("Message:         Applied revision: main@sha1:"),
+        "{out}"
+    );
+    let (code, _, err) = tidegate(&kc, &["trace", "namespace", "kube-system"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("✗ Namespace/kube-system is not managed by Flux"),
+        "{err}"
+    );
     let (code, _, err) = tidegate(&kc, &["tree", "ks", "nope"]);
     assert_eq!(
         (code, err.trim()),

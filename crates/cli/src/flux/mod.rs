@@ -10,6 +10,7 @@ pub mod get;
 pub mod reconcile;
 pub mod stats;
 pub mod suspend;
+pub mod trace;
 pub mod tree;
 pub mod version;
 
