@@ -17,6 +17,9 @@ pub enum What {
     /// A source.
     #[command(subcommand)]
     Source(SourceWhat),
+    /// A Secret for a source.
+    #[command(subcommand)]
+    Secret(SecretWhat),
     /// A Kustomization.
     #[command(alias = "ks")]
     Kustomization(KsArgs),
@@ -27,6 +30,74 @@ pub enum What {
 pub enum SourceWhat {
     /// A GitRepository.
     Git(GitArgs),
+}
+
+/// Secret kinds.
+#[derive(clap::Subcommand, Debug)]
+pub enum SecretWhat {
+    /// Credentials for a GitRepository over HTTP(S): basic auth or a bearer token, and a CA.
+    Git(SecretGitArgs),
+}
+
+/// Flags of `create secret git`.
+#[derive(clap::Args, Debug)]
+pub struct SecretGitArgs {
+    /// The Secret's name.
+    name: String,
+    /// The repository URL (only `http://` and `https://`; SSH keys are not generated yet).
+    #[arg(long)]
+    url: String,
+    /// Basic authentication user name.
+    #[arg(short = 'u', long)]
+    username: Option<String>,
+    /// Basic authentication password.
+    #[arg(short = 'p', long)]
+    password: Option<String>,
+    /// Bearer token.
+    #[arg(long)]
+    bearer_token: Option<String>,
+    /// A CA certificate file to trust (`ca.crt`).
+    #[arg(long)]
+    ca_file: Option<std::path::PathBuf>,
+    /// Print the Secret as YAML instead of applying it.
+    #[arg(long)]
+    export: bool,
+    #[command(flatten)]
+    global: Global,
+}
+
+fn secret_object(a: &SecretGitArgs) -> anyhow::Result<Value> {
+    if !(a.url.starts_with("https://") || a.url.starts_with("http://")) {
+        anyhow::bail!(
+            "--url: only http(s) URLs are supported by `create secret git` yet (SSH keys are not generated)"
+        );
+    }
+    let mut data = Map::new();
+    if let Some(t) = &a.bearer_token {
+        data.insert("bearerToken".into(), json!(t));
+    }
+    if let Some(path) = &a.ca_file {
+        let ca = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("--ca-file {}: {e}", path.display()))?;
+        data.insert("ca.crt".into(), json!(ca));
+    }
+    match (&a.username, &a.password) {
+        (Some(u), Some(p)) => {
+            data.insert("password".into(), json!(p));
+            data.insert("username".into(), json!(u));
+        }
+        (None, None) => {}
+        _ => anyhow::bail!("--username and --password go together"),
+    }
+    if data.is_empty() {
+        anyhow::bail!("nothing to store: give --username/--password, --bearer-token or --ca-file");
+    }
+    Ok(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": a.name, "namespace": a.global.namespace},
+        "stringData": data,
+    }))
 }
 
 /// Flags of `create source git`.
@@ -262,6 +333,22 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
+        What::Secret(SecretWhat::Git(a)) => {
+            let obj = secret_object(&a)?;
+            if a.export {
+                print!("{}", export_yaml(&obj));
+                return Ok(());
+            }
+            let client = a.global.cluster.client().await?;
+            action("generating secret");
+            action("applying secret");
+            apply(&client, obj).await?;
+            success(&format!(
+                "secret {} created in {} namespace",
+                a.name, a.global.namespace
+            ));
+            Ok(())
+        }
         What::Kustomization(a) => {
             let obj = kustomization_object(&a)?;
             if a.export {
@@ -296,6 +383,7 @@ mod tests {
         match t.what {
             What::Source(SourceWhat::Git(a)) => export_yaml(&git_object(&a).unwrap()),
             What::Kustomization(a) => export_yaml(&kustomization_object(&a).unwrap()),
+            What::Secret(SecretWhat::Git(a)) => export_yaml(&secret_object(&a).unwrap()),
         }
     }
 
@@ -348,5 +436,17 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("  targetNamespace: apps\n"), "{out}");
+        assert_eq!(
+            exported(&[
+                "secret",
+                "git",
+                "podinfo-auth",
+                "--url=https://github.com/stefanprodan/podinfo",
+                "--username=git",
+                "--password=token",
+                "--export",
+            ]),
+            "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: podinfo-auth\n  namespace: flux-system\nstringData:\n  password: token\n  username: git\n"
+        );
     }
 }
