@@ -15,6 +15,9 @@ use tidegate_source::tree::{FileTree, NoBlobs};
 pub enum Build {
     /// Pack a directory or a Git reference into a tar.gz artifact.
     Artifact(ArtifactArgs),
+    /// Build a Kustomization from local files, as the controller would apply it.
+    #[command(alias = "ks")]
+    Kustomization(crate::flux::build::Args),
 }
 
 /// `tidegate build artifact` flags.
@@ -47,7 +50,9 @@ pub struct ArtifactArgs {
 }
 
 pub fn run(build: Build) -> anyhow::Result<()> {
-    let Build::Artifact(args) = build;
+    let Build::Artifact(args) = build else {
+        anyhow::bail!("only `build artifact` runs without a cluster connection");
+    };
     let output = std::path::absolute(&args.output).context("resolving --output")?;
     let dir = output
         .parent()

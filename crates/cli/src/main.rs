@@ -120,7 +120,7 @@ fn main() -> anyhow::Result<()> {
     let command = match cli.command {
         Command::Kustomize(args) => return kustomize::run(args),
         Command::Install(args) => return install::run(args),
-        Command::Build(b) => return build::run(b),
+        Command::Build(b @ build::Build::Artifact(_)) => return build::run(b),
         other => other,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -144,6 +144,7 @@ fn main() -> anyhow::Result<()> {
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,
+            Command::Build(build::Build::Kustomization(a)) => flux_verb(flux::build::run(a).await),
             Command::Kustomize(_) | Command::Install(_) | Command::Build(_) => Ok(()),
         }
     })

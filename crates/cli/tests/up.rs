@@ -684,6 +684,60 @@ fn flux_verbs_tree_and_stats_against_up() {
         err.starts_with("✗ Namespace/kube-system is not managed by Flux"),
         "{err}"
     );
+    // build: the local files give exactly what the controller applied.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let prod = examples.join("apps/production").display().to_string();
+    let (code, built, err) = tidegate(
+        &kc,
+        &["build", "kustomization", "apps-production", "--path", &prod],
+    );
+    assert_eq!(code, 0, "{err}");
+    let spec_file = examples
+        .join("clusters/local/apps.yaml")
+        .display()
+        .to_string();
+    let (code, dry, err) = tidegate(
+        &kc,
+        &[
+            "build",
+            "kustomization",
+            "apps-production",
+            "--path",
+            &prod,
+            "--kustomization-file",
+            &spec_file,
+            "--dry-run",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(built, dry);
+    assert!(
+        built.contains("  message: Welcome to local-production\n"),
+        "{built}"
+    );
+    assert!(
+        built.contains("    kustomize.toolkit.fluxcd.io/name: apps-production\n"),
+        "{built}"
+    );
+    let live = json(
+        &kc,
+        &[
+            "-n",
+            "production",
+            "get",
+            "configmaps",
+            "-l",
+            "kustomize.toolkit.fluxcd.io/name=apps-production",
+        ],
+    );
+    let live_name = live["items"][0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        built.contains(&format!("  name: {live_name}\n")),
+        "{live_name} not in\n{built}"
+    );
     let (code, _, err) = tidegate(&kc, &["tree", "ks", "nope"]);
     assert_eq!(
         (code, err.trim()),

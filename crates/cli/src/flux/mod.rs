@@ -2,6 +2,7 @@
 //! flags and output (`►` progress, `✔` success, `✗` failure, `◎` waiting, on stderr; tables
 //! on stdout).
 
+pub mod build;
 pub mod create;
 pub mod delete;
 pub mod events;

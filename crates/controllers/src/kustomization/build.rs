@@ -4,23 +4,20 @@
 //! substitution and `commonMetadata`. The build (not the substitution, whose inputs live in
 //! the cluster) is cached while artifact digest and spec stay the same.
 
-use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tidegate_api::Kustomization;
 use tidegate_api::meta::Artifact;
-use tidegate_kustomize::kustomization::{Image, Selector};
-use tidegate_kustomize::{Builder, LoadRestrictions, Options, Overlay, postbuild};
+use tidegate_kustomize::{Builder, LoadRestrictions, Options};
 use tidegate_source::extract::Limits;
 use tidegate_source::fetch::{FetchError, fetch_artifact};
 
 use super::reconcile::{Failure, Retry};
-use super::{Context, key};
+use super::{Context, generate, key};
 
 /// `ArtifactFailed`: the artifact could not be fetched or the path is missing.
 pub(super) const ARTIFACT_FAILED: &str = "ArtifactFailed";
@@ -102,7 +99,7 @@ pub(super) async fn built(
             format!("kustomization path not found: stat {spec_path}: no such file or directory"),
         ));
     }
-    let overlay = overlay_of(obj);
+    let overlay = generate::overlay(&obj.spec);
     let root = tmp.path().to_path_buf();
     let objects = tokio::task::spawn_blocking(move || {
         let options = Options {
@@ -178,100 +175,6 @@ fn secure_join(root: &Path, path: &str) -> PathBuf {
     parts.iter().fold(root.to_path_buf(), |p, c| p.join(c))
 }
 
-/// The spec fields Flux merges into the kustomization file before the build.
-fn overlay_of(obj: &Kustomization) -> Overlay {
-    let s = &obj.spec;
-    let text = |v: &Option<String>| v.clone().unwrap_or_default();
-    Overlay {
-        target_namespace: s.target_namespace.clone(),
-        name_prefix: s.name_prefix.clone(),
-        name_suffix: s.name_suffix.clone(),
-        patches: s
-            .patches
-            .iter()
-            .map(|p| {
-                let target = p.target.as_ref().map(|t| Selector {
-                    group: text(&t.group),
-                    version: text(&t.version),
-                    kind: text(&t.kind),
-                    name: text(&t.name),
-                    namespace: text(&t.namespace),
-                    label_selector: text(&t.label_selector),
-                    annotation_selector: text(&t.annotation_selector),
-                });
-                (p.patch.clone(), target)
-            })
-            .collect(),
-        images: s
-            .images
-            .iter()
-            .map(|i| Image {
-                name: i.name.clone(),
-                new_name: text(&i.new_name),
-                new_tag: text(&i.new_tag),
-                digest: text(&i.digest),
-            })
-            .collect(),
-        components: s.components.clone(),
-        ignore_missing_components: s.ignore_missing_components.unwrap_or(false),
-        build_metadata: s.build_metadata.clone(),
-    }
-}
-
-/// The variables of `spec.postBuild`: `substituteFrom` in order (later ones win), then the
-/// inline `substitute` over all of them.
-async fn variables(
-    obj: &Kustomization,
-    ctx: &Context,
-) -> Result<BTreeMap<String, String>, Failure> {
-    let mut vars = BTreeMap::new();
-    let Some(pb) = &obj.spec.post_build else {
-        return Ok(vars);
-    };
-    let namespace = obj.namespace().unwrap_or_default();
-    for r in &pb.substitute_from {
-        let fail = |m: String| {
-            Failure::new(
-                BUILD_FAILED,
-                format!("substitute from '{}/{}' error: {m}", r.kind, r.name),
-            )
-        };
-        match r.kind.as_str() {
-            "ConfigMap" => {
-                let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
-                match api.get_opt(&r.name).await {
-                    Ok(Some(cm)) => vars.extend(cm.data.unwrap_or_default()),
-                    Ok(None) if r.optional => {}
-                    Ok(None) => {
-                        return Err(fail(format!("configmaps \"{}\" not found", r.name)));
-                    }
-                    Err(e) => return Err(fail(tidegate_apply::error::describe(&e))),
-                }
-            }
-            "Secret" => {
-                let api: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
-                match api.get_opt(&r.name).await {
-                    Ok(Some(s)) => {
-                        for (k, v) in s.data.unwrap_or_default() {
-                            vars.insert(k, String::from_utf8_lossy(&v.0).into_owned());
-                        }
-                    }
-                    Ok(None) if r.optional => {}
-                    Ok(None) => return Err(fail(format!("secrets \"{}\" not found", r.name))),
-                    Err(e) => return Err(fail(tidegate_apply::error::describe(&e))),
-                }
-            }
-            other => {
-                return Err(fail(format!(
-                    "unsupported kind '{other}' (ConfigMap or Secret)"
-                )));
-            }
-        }
-    }
-    vars.extend(pb.substitute.clone());
-    Ok(vars)
-}
-
 /// The objects to apply: the build with variables substituted and `commonMetadata` merged.
 pub(super) async fn manifests(
     obj: &Kustomization,
@@ -280,43 +183,13 @@ pub(super) async fn manifests(
 ) -> Result<Vec<Value>, Failure> {
     let built = built(obj, ctx, artifact).await?;
     let mut objects: Vec<Value> = built.as_ref().clone();
-    if let Some(pb) = &obj.spec.post_build {
-        let vars = variables(obj, ctx).await?;
-        let options = postbuild::Options {
-            strict: true,
-            always: pb.substitute_strategy.as_deref() == Some("Always"),
-        };
-        postbuild::substitute(&mut objects, &vars, options)
-            .map_err(|e| Failure::new(BUILD_FAILED, e.to_string()))?;
-    }
-    if let Some(cm) = &obj.spec.common_metadata {
-        for o in &mut objects {
-            merge_metadata(o, "labels", &cm.labels);
-            merge_metadata(o, "annotations", &cm.annotations);
-        }
-    }
+    let namespace = obj.namespace().unwrap_or_default();
+    let vars = generate::variables(Some(&ctx.client), &namespace, &obj.spec)
+        .await
+        .map_err(|m| Failure::new(BUILD_FAILED, m))?;
+    generate::post_build(&mut objects, &obj.spec, &vars)
+        .map_err(|m| Failure::new(BUILD_FAILED, m))?;
     Ok(objects)
-}
-
-/// Sets every entry of `values` in `metadata.<field>` (Flux's `SetCommonMetadata`).
-fn merge_metadata(obj: &mut Value, field: &str, values: &BTreeMap<String, String>) {
-    if values.is_empty() {
-        return;
-    }
-    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
-        return;
-    };
-    let entry = meta
-        .entry(field)
-        .or_insert_with(|| Value::Object(Default::default()));
-    if !entry.is_object() {
-        *entry = Value::Object(Default::default());
-    }
-    if let Some(map) = entry.as_object_mut() {
-        for (k, v) in values {
-            map.insert(k.clone(), Value::String(v.clone()));
-        }
-    }
 }
 
 #[cfg(test)]
@@ -331,20 +204,6 @@ mod tests {
         assert_eq!(secure_join(root, "/abs/x"), root.join("abs/x"));
         assert_eq!(secure_join(root, ""), root.to_path_buf());
         assert_eq!(secure_join(root, "a/../../b"), root.join("b"));
-    }
-
-    #[test]
-    fn common_metadata_merges_over_existing() {
-        let mut o = serde_json::json!({"metadata": {"name": "x", "labels": {"a": "1", "b": "2"}}});
-        let labels = BTreeMap::from([("b".to_string(), "3".to_string())]);
-        let annotations = BTreeMap::from([("n".to_string(), "v".to_string())]);
-        merge_metadata(&mut o, "labels", &labels);
-        merge_metadata(&mut o, "annotations", &annotations);
-        assert_eq!(
-            o["metadata"]["labels"],
-            serde_json::json!({"a": "1", "b": "3"})
-        );
-        assert_eq!(o["metadata"]["annotations"], serde_json::json!({"n": "v"}));
     }
 
     #[test]

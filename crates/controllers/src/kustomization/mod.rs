@@ -9,6 +9,7 @@
 mod build;
 mod cluster;
 mod dependencies;
+pub mod generate;
 mod reconcile;
 mod triggers;
 
