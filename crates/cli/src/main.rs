@@ -79,6 +79,9 @@ enum Command {
     Events(flux::events::Args),
     /// Trace an object to the Kustomization and source that manage it.
     Trace(flux::trace::Args),
+    /// Show what applying local files would change (exit 1 when something would).
+    #[command(subcommand)]
+    Diff(flux::diff::What),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -100,6 +103,7 @@ fn main() -> anyhow::Result<()> {
                 | Command::Stats(_)
                 | Command::Events(_)
                 | Command::Trace(_)
+                | Command::Diff(_)
         ) {
             // The flux-style verbs speak in their own lines, as the flux CLI does.
             "off".into()
@@ -141,6 +145,7 @@ fn main() -> anyhow::Result<()> {
             Command::Stats(a) => flux_verb(flux::stats::run(a).await),
             Command::Events(a) => flux_verb(flux::events::run(a).await),
             Command::Trace(a) => flux_verb(flux::trace::run(a).await),
+            Command::Diff(w) => flux::diff::run(w).await,
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,

@@ -738,6 +738,86 @@ fn flux_verbs_tree_and_stats_against_up() {
         built.contains(&format!("  name: {live_name}\n")),
         "{live_name} not in\n{built}"
     );
+    // diff: nothing locally changed → exit 0 and silence; one edit → only that change, exit 1;
+    // pushed and reconciled → exit 0 again.
+    let work = dir.path().join("work");
+    git_support::run(Command::new("git").args([
+        "clone",
+        "-q",
+        data.join("example.git").to_str().unwrap(),
+        work.to_str().unwrap(),
+    ]));
+    let prod_dir = work.join("apps/production").display().to_string();
+    let (code, out, err) = tidegate(
+        &kc,
+        &[
+            "diff",
+            "kustomization",
+            "apps-production",
+            "--path",
+            &prod_dir,
+        ],
+    );
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    let file = work.join("apps/production/kustomization.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("count: 3", "count: 4")).unwrap();
+    let (code, out, err) = tidegate(
+        &kc,
+        &[
+            "diff",
+            "kustomization",
+            "apps-production",
+            "--path",
+            &prod_dir,
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out,
+        "► Deployment/production/podinfo drifted\n\nspec.replicas\n  - 3\n  + 4\n\n"
+    );
+    let git = |args: &[&str]| {
+        git_support::run(
+            Command::new("git")
+                .args(["-c", "user.name=T", "-c", "user.email=t@tidegate.invalid"])
+                .args(args)
+                .current_dir(&work),
+        )
+    };
+    git(&["commit", "-qam", "four replicas"]);
+    git(&["push", "-q", "origin", "HEAD:main"]);
+    let (code, _, err) = tidegate(
+        &kc,
+        &["reconcile", "ks", "apps-production", "--with-source"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = tidegate(
+        &kc,
+        &[
+            "diff",
+            "kustomization",
+            "apps-production",
+            "--path",
+            &prod_dir,
+        ],
+    );
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    let (code, _, err) = tidegate(
+        &kc,
+        &[
+            "diff",
+            "kustomization",
+            "apps-production",
+            "--path",
+            "/nonexistent",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("✗ --path /nonexistent: no such directory"),
+        "{err}"
+    );
     let (code, _, err) = tidegate(&kc, &["tree", "ks", "nope"]);
     assert_eq!(
         (code, err.trim()),

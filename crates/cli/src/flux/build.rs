@@ -28,7 +28,14 @@ pub struct Args {
     #[arg(long)]
     dry_run: bool,
     #[command(flatten)]
-    global: Global,
+    pub global: Global,
+}
+
+impl Args {
+    /// The Kustomization's name.
+    pub fn name_any(&self) -> String {
+        self.name.clone()
+    }
 }
 
 /// The objects the controller would apply, in build order.

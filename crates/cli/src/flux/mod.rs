@@ -5,6 +5,7 @@
 pub mod build;
 pub mod create;
 pub mod delete;
+pub mod diff;
 pub mod events;
 pub mod export;
 pub mod get;
