@@ -79,6 +79,11 @@ enum Command {
     Events(flux::events::Args),
     /// Trace an object to the Kustomization and source that manage it.
     Trace(flux::trace::Args),
+    /// Print a shell completion script (`source <(tidegate completion bash)`).
+    Completion {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Show what applying local files would change (exit 1 when something would).
     #[command(subcommand)]
     Diff(flux::diff::What),
@@ -125,6 +130,16 @@ fn main() -> anyhow::Result<()> {
         Command::Kustomize(args) => return kustomize::run(args),
         Command::Install(args) => return install::run(args),
         Command::Build(b @ build::Build::Artifact(_)) => return build::run(b),
+        Command::Completion { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "tidegate",
+                &mut std::io::stdout(),
+            );
+            return Ok(());
+        }
         other => other,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -150,7 +165,10 @@ fn main() -> anyhow::Result<()> {
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,
             Command::Build(build::Build::Kustomization(a)) => flux_verb(flux::build::run(a).await),
-            Command::Kustomize(_) | Command::Install(_) | Command::Build(_) => Ok(()),
+            Command::Kustomize(_)
+            | Command::Install(_)
+            | Command::Build(_)
+            | Command::Completion { .. } => Ok(()),
         }
     })
 }
