@@ -79,6 +79,8 @@ enum Command {
     Events(flux::events::Args),
     /// Trace an object to the Kustomization and source that manage it.
     Trace(flux::trace::Args),
+    /// Check the cluster's prerequisites, the controllers and the CRDs.
+    Check(flux::check::Args),
     /// Print a shell completion script (`source <(tidegate completion bash)`).
     Completion {
         /// The shell.
@@ -109,6 +111,8 @@ fn main() -> anyhow::Result<()> {
                 | Command::Events(_)
                 | Command::Trace(_)
                 | Command::Diff(_)
+                | Command::Check(_)
+                | Command::Install(_)
         ) {
             // The flux-style verbs speak in their own lines, as the flux CLI does.
             "off".into()
@@ -128,7 +132,11 @@ fn main() -> anyhow::Result<()> {
     }
     let command = match cli.command {
         Command::Kustomize(args) => return kustomize::run(args),
-        Command::Install(args) => return install::run(args),
+        Command::Install(args) => match install::export(&args) {
+            Ok(true) => return Ok(()),
+            Ok(false) => Command::Install(args),
+            Err(e) => return flux_verb(Err(e)),
+        },
         Command::Build(b @ build::Build::Artifact(_)) => return build::run(b),
         Command::Completion { shell } => {
             use clap::CommandFactory;
@@ -160,15 +168,14 @@ fn main() -> anyhow::Result<()> {
             Command::Stats(a) => flux_verb(flux::stats::run(a).await),
             Command::Events(a) => flux_verb(flux::events::run(a).await),
             Command::Trace(a) => flux_verb(flux::trace::run(a).await),
+            Command::Check(a) => flux_verb(flux::check::run(a).await),
             Command::Diff(w) => flux::diff::run(w).await,
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,
             Command::Build(build::Build::Kustomization(a)) => flux_verb(flux::build::run(a).await),
-            Command::Kustomize(_)
-            | Command::Install(_)
-            | Command::Build(_)
-            | Command::Completion { .. } => Ok(()),
+            Command::Install(a) => flux_verb(install::run(a).await),
+            Command::Kustomize(_) | Command::Build(_) | Command::Completion { .. } => Ok(()),
         }
     })
 }

@@ -103,9 +103,12 @@ impl Drop for Killed {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn install_export_then_controllers_reconcile_a_documented_manifest() {
-    let server = tidegate_apiserver::ApiServer::start(Default::default())
-        .await
-        .expect("server starts");
+    let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
+        workload_simulator: Some(std::time::Duration::from_millis(200)),
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
     let tmp = tempfile::tempdir().unwrap();
     let kubeconfig = tmp.path().join("kubeconfig");
     std::fs::write(&kubeconfig, &server.kubeconfig).unwrap();
@@ -129,15 +132,44 @@ async fn install_export_then_controllers_reconcile_a_documented_manifest() {
         ],
         None,
     );
-    // Without --export the command says what exists and fails.
-    let plain = Command::new(env!("CARGO_BIN_EXE_tidegate"))
-        .arg("install")
-        .output()
-        .unwrap();
-    assert!(!plain.status.success());
+    assert!(
+        applied.contains("namespace/flux-system serverside-applied"),
+        "{applied}"
+    );
+    assert!(
+        applied.contains("deployment.apps/tidegate-controllers serverside-applied"),
+        "{applied}"
+    );
+    assert!(applied.contains("clusterrolebinding.rbac.authorization.k8s.io/cluster-reconciler-flux-system serverside-applied"), "{applied}");
+    // tidegate check: the version floor, the (simulated) controllers' Deployment, the CRDs.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let check = loop {
+        let out = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+            .args(["check", "--kubeconfig", kc])
+            .output()
+            .unwrap();
+        if out.status.success() || std::time::Instant::now() > deadline {
+            break out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let report = String::from_utf8_lossy(&check.stderr).into_owned();
+    assert!(check.status.success(), "{report}");
+    assert!(
+        report.starts_with("► checking prerequisites\n✔ Kubernetes 1."),
+        "{report}"
+    );
+    assert!(
+        report.contains("✔ tidegate-controllers: deployment ready\n► ghcr.io/tidegate/tidegate:v"),
+        "{report}"
+    );
+    assert!(
+        report.contains("✔ kustomizations.kustomize.toolkit.fluxcd.io\n"),
+        "{report}"
+    );
+    assert!(report.ends_with("✔ all checks passed\n"), "{report}");
 
     // Flux's documented manifests are accepted unchanged (server-side validation, no writes).
-    kubectl(kc, &["create", "namespace", "flux-system"], None);
     let dry = kubectl(
         kc,
         &["apply", "--dry-run=server", "-f", "-"],
@@ -289,4 +321,23 @@ async fn install_export_then_controllers_reconcile_a_documented_manifest() {
         let status = client.get(&url).send().await.unwrap().status();
         assert!(status.is_success(), "{probe}: {status}");
     }
+    // tidegate create source git into that installation: the controllers reconcile it.
+    let out = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args([
+            "create",
+            "source",
+            "git",
+            "created",
+            "--url",
+            &daemon.url("repo.git"),
+        ])
+        .args(["--branch", "master", "--kubeconfig", kc])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.ends_with(&format!("✔ fetched revision: master@sha1:{commit}\n")),
+        "{err}"
+    );
 }

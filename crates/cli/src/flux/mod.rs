@@ -3,6 +3,7 @@
 //! on stdout).
 
 pub mod build;
+pub mod check;
 pub mod create;
 pub mod delete;
 pub mod diff;
