@@ -81,6 +81,8 @@ enum Command {
     Trace(flux::trace::Args),
     /// Check the cluster's prerequisites, the controllers and the CRDs.
     Check(flux::check::Args),
+    /// Remove the controllers, finalizers, CRDs and namespace; workloads stay.
+    Uninstall(flux::uninstall::Args),
     /// Print a shell completion script (`source <(tidegate completion bash)`).
     Completion {
         /// The shell.
@@ -113,6 +115,7 @@ fn main() -> anyhow::Result<()> {
                 | Command::Diff(_)
                 | Command::Check(_)
                 | Command::Install(_)
+                | Command::Uninstall(_)
         ) {
             // The flux-style verbs speak in their own lines, as the flux CLI does.
             "off".into()
@@ -169,6 +172,7 @@ fn main() -> anyhow::Result<()> {
             Command::Events(a) => flux_verb(flux::events::run(a).await),
             Command::Trace(a) => flux_verb(flux::trace::run(a).await),
             Command::Check(a) => flux_verb(flux::check::run(a).await),
+            Command::Uninstall(a) => flux_verb(flux::uninstall::run(a).await),
             Command::Diff(w) => flux::diff::run(w).await,
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,

@@ -15,6 +15,7 @@ pub mod stats;
 pub mod suspend;
 pub mod trace;
 pub mod tree;
+pub mod uninstall;
 pub mod version;
 
 use std::time::Duration;

@@ -1,0 +1,160 @@
+//! `tidegate uninstall [--keep-namespace] [--silent]`: remove Tidegate and keep the workloads,
+//! in Flux's order — the controllers first, then the toolkit finalizers (so deleting the
+//! objects prunes nothing), then the CRDs, then the namespace.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+
+use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION};
+use super::{Global, action, success};
+
+/// Flags of `uninstall`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Keep the namespace.
+    #[arg(long)]
+    keep_namespace: bool,
+    /// Uninstall without asking.
+    #[arg(short, long)]
+    silent: bool,
+    #[command(flatten)]
+    global: Global,
+}
+
+fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+/// Deletes one object; a missing one is fine. Returns whether something was deleted.
+async fn delete(api: &Api<DynamicObject>, name: &str) -> anyhow::Result<bool> {
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+        Err(e) => Err(super::api_error(&e)),
+    }
+}
+
+/// Runs `uninstall`.
+pub async fn run(a: Args) -> anyhow::Result<()> {
+    let client = a.global.cluster.client().await?;
+    let ns = &a.global.namespace;
+    if !a.silent {
+        if !std::io::stdin().is_terminal() {
+            anyhow::bail!("refusing to uninstall without confirmation; use --silent");
+        }
+        eprint!(
+            "Are you sure you want to delete Tidegate and its custom resource definitions? [y/N] "
+        );
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            anyhow::bail!("aborting");
+        }
+    }
+    action(&format!("deleting components in {ns} namespace"));
+    let components = [
+        (
+            resource("apps", "v1", "Deployment", "deployments"),
+            crate::install::DEPLOYMENT.to_string(),
+            true,
+        ),
+        (
+            resource("", "v1", "Service", "services"),
+            "source-controller".to_string(),
+            true,
+        ),
+        (
+            resource("", "v1", "ServiceAccount", "serviceaccounts"),
+            crate::install::DEPLOYMENT.to_string(),
+            true,
+        ),
+        (
+            resource(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRoleBinding",
+                "clusterrolebindings",
+            ),
+            format!("cluster-reconciler-{ns}"),
+            false,
+        ),
+    ];
+    for (res, name, namespaced) in &components {
+        let api: Api<DynamicObject> = if *namespaced {
+            Api::namespaced_with(client.clone(), ns, res)
+        } else {
+            Api::all_with(client.clone(), res)
+        };
+        if delete(&api, name).await? {
+            let at = if *namespaced {
+                format!("{ns}/")
+            } else {
+                String::new()
+            };
+            success(&format!("{}/{at}{name} deleted", res.kind));
+        }
+    }
+    action("deleting toolkit.fluxcd.io finalizers in all namespaces");
+    for kind in [GIT_REPOSITORY, KUSTOMIZATION] {
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind.resource());
+        let items = match api.list(&ListParams::default()).await {
+            Ok(l) => l.items,
+            Err(kube::Error::Api(s)) if s.code == 404 => Vec::new(),
+            Err(e) => return Err(super::api_error(&e)),
+        };
+        for o in items {
+            let (Some(name), Some(namespace)) =
+                (o.metadata.name.clone(), o.metadata.namespace.clone())
+            else {
+                continue;
+            };
+            let api = kind.api(&client, &namespace);
+            let patch = serde_json::json!({"metadata": {"finalizers": null}});
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|e| super::describe(kind.kind, &namespace, &name, &e))?;
+            success(&format!(
+                "{}/{namespace}/{name} finalizers deleted",
+                kind.kind
+            ));
+        }
+    }
+    action("deleting toolkit.fluxcd.io custom resource definitions");
+    let crds: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &resource(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        ),
+    );
+    for doc in tidegate_api::crds::all() {
+        let name = tidegate_core::yaml::parse_one(doc)
+            .ok()
+            .and_then(|v| {
+                v.pointer("/metadata/name")
+                    .and_then(|n| n.as_str())
+                    .map(String::from)
+            })
+            .unwrap_or_default();
+        if delete(&crds, &name).await? {
+            success(&format!("CustomResourceDefinition/{name} deleted"));
+        }
+    }
+    if !a.keep_namespace {
+        action(&format!("deleting namespace {ns}"));
+        let namespaces: Api<DynamicObject> = Api::all_with(
+            client.clone(),
+            &resource("", "v1", "Namespace", "namespaces"),
+        );
+        if delete(&namespaces, ns).await? {
+            success(&format!("Namespace/{ns} deleted"));
+        }
+    }
+    success("uninstall finished");
+    Ok(())
+}
