@@ -383,6 +383,48 @@ fn flux_verbs_get_reconcile_suspend_resume_against_up() {
         "{out}"
     );
     assert!(out.contains("kustomization/apps-staging"), "{out}");
+    let (code, out, _) = tidegate(&kc, &["get", "ks", "apps-staging", "-o", "json"]);
+    assert_eq!(code, 0);
+    let obj: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(obj["kind"], "Kustomization");
+    assert_eq!(obj["spec"]["path"], "./apps/staging");
+    let (code, out, _) = tidegate(&kc, &["get", "all", "-o", "yaml"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("apiVersion: v1\nitems:\n"), "{out}");
+    assert_eq!(out.matches("\n  kind: Kustomization\n").count(), 4, "{out}");
+    assert_eq!(out.matches("\n  kind: GitRepository\n").count(), 1, "{out}");
+    // --watch: the table, then a row per change.
+    let mut watching = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args(["get", "ks", "apps-staging", "--watch", "--kubeconfig"])
+        .arg(&kc)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = watching.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let next = || {
+        rx.recv_timeout(Duration::from_secs(30))
+            .expect("a line from get --watch")
+    };
+    assert!(next().starts_with("NAME"));
+    assert!(next().starts_with("apps-staging"));
+    // Give the watch a moment to start after the table.
+    std::thread::sleep(Duration::from_secs(1));
+    let (code, _, err) = tidegate(&kc, &["suspend", "ks", "apps-staging"]);
+    assert_eq!(code, 0, "{err}");
+    let changed = next();
+    let cells: Vec<&str> = changed.split('\t').map(str::trim).collect();
+    assert_eq!(&cells[..1], ["apps-staging"], "{changed}");
+    assert_eq!(cells[2], "True", "{changed}");
+    let _ = watching.kill();
+    let _ = watching.wait();
+    let (code, _, err) = tidegate(&kc, &["resume", "ks", "apps-staging"]);
+    assert_eq!(code, 0, "{err}");
     let (code, out, _) = tidegate(&kc, &["get", "sources", "git"]);
     assert_eq!(code, 0);
     assert!(

@@ -2,8 +2,11 @@
 //! (`NAME REVISION SUSPENDED READY MESSAGE`, `NAMESPACE` first with `-A`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::api::ListParams;
+use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client, ResourceExt};
+use serde_json::Value;
+
+use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
 use tidegate_api::conditions::{self, READY};
 use tidegate_api::{GitRepository, Kustomization};
 
@@ -37,8 +40,110 @@ pub struct Args {
     /// List across all namespaces.
     #[arg(short = 'A', long)]
     all_namespaces: bool,
+    /// Output format: the table (default), `yaml` or `json` (the objects, as kubectl prints
+    /// them).
+    #[arg(short = 'o', long, value_parser = ["table", "yaml", "json"], default_value = "table")]
+    output: String,
+    /// After listing, print a row whenever an object changes (until interrupted).
+    #[arg(short = 'w', long)]
+    watch: bool,
     #[command(flatten)]
     global: Global,
+}
+
+/// The live objects of `kind` the flags select, as JSON.
+async fn objects(kind: Kind, client: &Client, args: &Args) -> anyhow::Result<Vec<Value>> {
+    let api: Api<DynamicObject> = if args.all_namespaces {
+        Api::all_with(client.clone(), &kind.resource())
+    } else {
+        kind.api(client, &args.global.namespace)
+    };
+    let items = match &args.name {
+        Some(n) => vec![kind.get(client, &args.global.namespace, n).await?],
+        None => {
+            api.list(&ListParams::default())
+                .await
+                .map_err(|e| super::api_error(&e))?
+                .items
+        }
+    };
+    items
+        .iter()
+        .map(|o| serde_json::to_value(o).map_err(Into::into))
+        .collect()
+}
+
+/// Prints objects as kubectl does: one object alone, several as a `List`.
+fn print_objects(mut objects: Vec<Value>, single: bool, format: &str) -> anyhow::Result<()> {
+    let doc = if single && objects.len() == 1 {
+        objects.remove(0)
+    } else {
+        serde_json::json!({"apiVersion": "v1", "items": objects, "kind": "List",
+            "metadata": {"resourceVersion": ""}})
+    };
+    if format == "json" {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", tidegate_core::yaml::to_yaml(&doc));
+    }
+    Ok(())
+}
+
+/// Prints a row for every change of `kind` until interrupted.
+async fn watch(kind: Kind, client: &Client, args: &Args) -> anyhow::Result<()> {
+    use futures::StreamExt;
+    use kube::runtime::watcher;
+    let api: Api<DynamicObject> = if args.all_namespaces {
+        Api::all_with(client.clone(), &kind.resource())
+    } else {
+        kind.api(client, &args.global.namespace)
+    };
+    let config = match &args.name {
+        Some(n) => watcher::Config::default().fields(&format!("metadata.name={n}")),
+        None => watcher::Config::default(),
+    };
+    let mut stream = watcher::watcher(api, config).boxed();
+    while let Some(event) = stream.next().await {
+        // The first list repeats what the table showed; only changes are printed.
+        let obj = match event.map_err(|e| anyhow::anyhow!("watch: {e}"))? {
+            watcher::Event::Apply(o) | watcher::Event::Delete(o) => o,
+            _ => continue,
+        };
+        let v = serde_json::to_value(&obj)?;
+        let row = row_of(kind, &v);
+        let text = table(std::slice::from_ref(&row), args.all_namespaces);
+        if let Some(line) = text.lines().nth(1) {
+            println!("{line}");
+        }
+    }
+    Ok(())
+}
+
+/// A table row from an object of `kind`.
+fn row_of(kind: Kind, v: &Value) -> Row {
+    let text = |p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let revision = if kind.kind == "Kustomization" {
+        text("/status/lastAppliedRevision")
+    } else {
+        text("/status/artifact/revision")
+    };
+    let ready = v
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+        .and_then(|c| serde_json::from_value::<Condition>(c.clone()).ok());
+    Row {
+        namespace: text("/metadata/namespace"),
+        name: text("/metadata/name"),
+        revision,
+        suspended: v.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true),
+        ready,
+    }
 }
 
 /// One row.
@@ -175,6 +280,42 @@ fn print(kind: &str, rows: &[Row], args: &Args) {
 
 /// Runs `get`.
 pub async fn run(what: What) -> anyhow::Result<()> {
+    // `-o yaml|json`: the objects themselves.
+    let (kinds, args): (Vec<Kind>, &Args) = match &what {
+        What::Sources(SourceWhat::Git(a)) => (vec![GIT_REPOSITORY], a),
+        What::Kustomizations(a) => (vec![KUSTOMIZATION], a),
+        What::All(a) => (vec![GIT_REPOSITORY, KUSTOMIZATION], a),
+    };
+    if args.output != "table" {
+        let client = args.global.cluster.client().await?;
+        let mut all = Vec::new();
+        for k in &kinds {
+            all.extend(objects(*k, &client, args).await?);
+        }
+        return print_objects(all, kinds.len() == 1 && args.name.is_some(), &args.output);
+    }
+    if args.watch && kinds.len() != 1 {
+        anyhow::bail!("--watch needs one kind (sources git or kustomizations)");
+    }
+    let watched = args.watch.then(|| kinds[0]);
+    let watch_args = match &what {
+        What::Sources(SourceWhat::Git(a)) | What::Kustomizations(a) | What::All(a) => Args {
+            name: a.name.clone(),
+            all_namespaces: a.all_namespaces,
+            output: a.output.clone(),
+            watch: a.watch,
+            global: a.global.clone(),
+        },
+    };
+    list(what).await?;
+    if let Some(kind) = watched {
+        let client = watch_args.global.cluster.client().await?;
+        watch(kind, &client, &watch_args).await?;
+    }
+    Ok(())
+}
+
+async fn list(what: What) -> anyhow::Result<()> {
     match what {
         What::Sources(SourceWhat::Git(args)) => {
             let client = args.global.cluster.client().await?;
