@@ -108,12 +108,115 @@ pub async fn objects(a: &Args) -> anyhow::Result<Vec<Value>> {
     Ok(objects)
 }
 
+/// What SOPS-encrypted values are shown as (Flux's mask).
+const MASK: &str = "**SOPS**";
+
+fn base64_of(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// Masks SOPS data in a Secret as `flux build` does: a Secret encrypted whole (a `sops` block
+/// with a `mac: ENC[…]`) loses the block and shows `**SOPS**` for every value (a JSON
+/// `{"mask":"**SOPS**"}` for docker config Secrets); otherwise each value that is itself SOPS
+/// ciphertext is replaced by the base64 of the mask.
+pub fn mask_sops(obj: &mut Value) {
+    use base64::Engine;
+    if obj.get("kind").and_then(Value::as_str) != Some("Secret") {
+        return;
+    }
+    let text = tidegate_core::yaml::to_yaml(obj);
+    let encoded_mask = base64_of(MASK);
+    let sops_text = |t: &str| t.contains("sops") && t.contains("ENC[");
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
+    if text.contains("sops:") && text.contains("mac: ENC[") {
+        map.remove("sops");
+        let docker =
+            map.get("type").and_then(Value::as_str) == Some("kubernetes.io/dockerconfigjson");
+        let json_mask = serde_json::json!({ "mask": MASK }).to_string();
+        for (field, encode) in [("data", true), ("stringData", false)] {
+            if let Some(values) = map.get_mut(field).and_then(Value::as_object_mut) {
+                for v in values.values_mut() {
+                    *v = Value::String(match (docker, encode) {
+                        (true, true) => base64_of(&json_mask),
+                        (true, false) => json_mask.clone(),
+                        (false, true) => encoded_mask.clone(),
+                        (false, false) => MASK.to_string(),
+                    });
+                }
+            }
+        }
+        return;
+    }
+    if let Some(values) = map.get_mut("data").and_then(Value::as_object_mut) {
+        for v in values.values_mut() {
+            let decoded = v
+                .as_str()
+                .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            if sops_text(&decoded) {
+                *v = Value::String(encoded_mask.clone());
+            }
+        }
+    }
+    if let Some(values) = map.get_mut("stringData").and_then(Value::as_object_mut) {
+        for v in values.values_mut() {
+            if v.as_str().is_some_and(sops_text) {
+                *v = Value::String(encoded_mask.clone());
+            }
+        }
+    }
+}
+
 /// Runs `build kustomization`: the YAML stream on stdout.
 pub async fn run(a: Args) -> anyhow::Result<()> {
-    let objects = objects(&a).await?;
+    let mut objects = objects(&a).await?;
+    objects.iter_mut().for_each(mask_sops);
     print!(
         "{}",
         tidegate_kustomize::yaml::to_stream(objects.iter().filter_map(Value::as_object))
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sops_values_are_masked_as_flux_does() {
+        let mut whole = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s"},
+            "data": {"token": "RU5DW0FFUzI1Nl9HQ00sZGF0YTp4XQ=="},
+            "stringData": {"user": "ENC[AES256_GCM,data:y]"},
+            "sops": {"mac": "ENC[AES256_GCM,data:z]", "version": "3.9.0"}});
+        mask_sops(&mut whole);
+        assert!(whole.get("sops").is_none());
+        assert_eq!(whole["data"]["token"], "KipTT1BTKio=");
+        assert_eq!(whole["stringData"]["user"], "**SOPS**");
+
+        let mut docker = json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+            "metadata": {"name": "d"}, "data": {".dockerconfigjson": "ENC[x]"},
+            "sops": {"mac": "ENC[AES256_GCM,data:z]"}});
+        mask_sops(&mut docker);
+        assert_eq!(
+            docker["data"][".dockerconfigjson"],
+            base64_of(r#"{"mask":"**SOPS**"}"#)
+        );
+
+        // Without a sops block only values that are SOPS ciphertext are masked.
+        let mut partial = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "p"},
+            "data": {"plain": "aGVsbG8=", "enc": base64_of("sops ENC[AES256_GCM,data:q]")}});
+        mask_sops(&mut partial);
+        assert_eq!(partial["data"]["plain"], "aGVsbG8=");
+        assert_eq!(partial["data"]["enc"], "KipTT1BTKio=");
+
+        let mut cm = json!({"kind": "ConfigMap", "data": {"a": "ENC[sops]"}});
+        mask_sops(&mut cm);
+        assert_eq!(cm["data"]["a"], "ENC[sops]");
+    }
 }
