@@ -187,7 +187,7 @@ fn main() -> anyhow::Result<()> {
 /// Flux's way of ending a verb: `✗ message` on stderr and exit code 1.
 fn flux_verb(result: anyhow::Result<()>) -> anyhow::Result<()> {
     if let Err(e) = result {
-        eprintln!("✗ {e:#}");
+        flux::failure(&format!("{e:#}"));
         std::process::exit(1);
     }
     Ok(())

@@ -5,7 +5,7 @@ use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::GroupVersionKind;
 use serde_json::Value;
 
-use super::{Global, action, success};
+use super::{Global, action, failure, success};
 
 /// The oldest Kubernetes minor version supported (Flux 2.x's floor).
 pub const MIN_KUBERNETES: (u32, u32) = (1, 32);
@@ -18,10 +18,6 @@ pub struct Args {
     pre: bool,
     #[command(flatten)]
     global: Global,
-}
-
-fn failure(line: &str) {
-    eprintln!("✗ {line}");
 }
 
 /// Runs `check`.

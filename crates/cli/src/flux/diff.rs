@@ -183,7 +183,7 @@ pub async fn run(what: What) -> ! {
         Ok(false) => std::process::exit(0),
         Ok(true) => std::process::exit(1),
         Err(e) => {
-            eprintln!("✗ {e:#}");
+            super::failure(&format!("{e:#}"));
             std::process::exit(2)
         }
     }

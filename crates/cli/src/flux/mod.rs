@@ -35,19 +35,60 @@ pub struct Global {
     pub timeout: Duration,
 }
 
+/// Whether stderr is a terminal (and `NO_COLOR` is unset): only then are symbols coloured.
+fn colour() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// `symbol message`, the symbol in `ansi` colour on a terminal.
+fn line(symbol: &str, ansi: &str, message: &str) {
+    if colour() {
+        eprintln!("\x1b[{ansi}m{symbol}\x1b[0m {message}");
+    } else {
+        eprintln!("{symbol} {message}");
+    }
+}
+
 /// `► message` (an action starts).
 pub fn action(message: &str) {
-    eprintln!("► {message}");
+    line("►", "34", message);
 }
 
 /// `✔ message`.
 pub fn success(message: &str) {
-    eprintln!("✔ {message}");
+    line("✔", "32", message);
 }
 
 /// `◎ message` (waiting).
 pub fn waiting(message: &str) {
-    eprintln!("◎ {message}");
+    line("◎", "33", message);
+}
+
+/// `✗ message` (the failure that ends a verb).
+pub fn failure(message: &str) {
+    line("✗", "31", message);
+}
+
+/// A spinner on stderr while waiting, only on a terminal (hidden otherwise); cleared when
+/// dropped.
+pub struct Spinner(indicatif::ProgressBar);
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// Starts a [`Spinner`] showing `message`.
+pub fn spinner(message: &str) -> Spinner {
+    let bar = indicatif::ProgressBar::new_spinner();
+    if !colour() {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_message(message.to_string());
+    bar.enable_steady_tick(Duration::from_millis(120));
+    Spinner(bar)
 }
 
 /// The kinds the verbs act on.

@@ -136,6 +136,7 @@ pub async fn wait_handled(
     timeout: Duration,
 ) -> anyhow::Result<DynamicObject> {
     let deadline = Instant::now() + timeout;
+    let _spinner = super::spinner(&format!("waiting for {} {namespace}/{name}", kind.kind));
     loop {
         let obj = kind.get(client, namespace, name).await?;
         let handled = match token {

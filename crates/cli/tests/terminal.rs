@@ -1,5 +1,5 @@
-//! Shell completions: the bash script completes verbs and sub-verbs in a real bash; the zsh and
-//! fish scripts are produced for the binary's name.
+//! What the binary does for a terminal user: shell completions (the bash script completes verbs
+//! in a real bash; zsh and fish scripts are produced) and colour only on a terminal.
 
 use std::process::Command;
 
@@ -48,4 +48,31 @@ fn bash_completes_verbs_and_kinds() {
     }
     assert!(completion("zsh").starts_with("#compdef tidegate"));
     assert!(completion("fish").contains("complete -c tidegate"));
+}
+
+/// Runs the binary under a pseudo-terminal (`script`) and returns what it wrote.
+fn on_a_terminal(args: &str) -> String {
+    let out = Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} {args}", env!("CARGO_BIN_EXE_tidegate")),
+            "/dev/null",
+        ])
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("script (bsdutils) runs; CI installs it");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn symbols_are_coloured_on_a_terminal_only() {
+    let args = "get ks nope --kubeconfig /nonexistent/kubeconfig";
+    let tty = on_a_terminal(args);
+    assert!(tty.contains("\u{1b}[31m✗\u{1b}[0m "), "{tty:?}");
+    let plain = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args(args.split(' '))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&plain.stderr);
+    assert!(err.starts_with("✗ ") && !err.contains('\u{1b}'), "{err:?}");
 }
