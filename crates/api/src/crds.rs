@@ -13,6 +13,19 @@ pub fn all() -> Vec<&'static str> {
     vec![GIT_REPOSITORY, KUSTOMIZATION]
 }
 
+/// The names (`<plural>.<group>`) of every CRD, in install order.
+pub fn names() -> Vec<&'static str> {
+    all()
+        .iter()
+        .filter_map(|d| {
+            d.lines()
+                .skip_while(|l| !l.starts_with("metadata:"))
+                .find_map(|l| l.strip_prefix("  name: "))
+                .map(str::trim)
+        })
+        .collect()
+}
+
 /// Every CRD as one multi-document YAML stream.
 pub fn stream() -> String {
     all()
@@ -21,4 +34,18 @@ pub fn stream() -> String {
         .collect::<Vec<_>>()
         .join("\n---\n")
         + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_are_the_metadata_names() {
+        assert_eq!(
+            super::names(),
+            [
+                "gitrepositories.source.toolkit.fluxcd.io",
+                "kustomizations.kustomize.toolkit.fluxcd.io"
+            ]
+        );
+    }
 }

@@ -44,3 +44,29 @@ impl ClusterArgs {
         Ok(config)
     }
 }
+
+/// Applies `objects` in stages with server-side apply as field manager `tidegate` (what the
+/// CLI itself writes: CRDs, bootstrap objects, installations, created sources); returns the
+/// change set. Errors carry `what`.
+pub async fn apply(
+    client: &kube::Client,
+    objects: Vec<serde_json::Value>,
+    what: &str,
+) -> anyhow::Result<tidegate_apply::ChangeSet> {
+    tidegate_apply::ResourceManager::new(client.clone(), manager_options())
+        .apply_all_staged(
+            objects,
+            &tidegate_apply::ApplyOptions::default(),
+            &mut tidegate_apply::AppliedState::default(),
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{what}: {e}"))
+}
+
+/// The apply manager settings of the CLI's own writes.
+pub fn manager_options() -> tidegate_apply::ManagerOptions {
+    tidegate_apply::ManagerOptions {
+        field_manager: "tidegate".into(),
+        ..Default::default()
+    }
+}

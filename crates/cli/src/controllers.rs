@@ -104,11 +104,7 @@ fn advertised(args: &Args, bound: SocketAddr) -> String {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    for c in &args.components {
-        if c != SOURCE && c != KUSTOMIZE {
-            anyhow::bail!("unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE})");
-        }
-    }
+    crate::install::check_components(&args.components)?;
     let config = args.cluster.config().await?;
     let client = kube::Client::try_from(config.clone())?;
     let ttl = tidegate_core::duration::parse(&args.artifact_retention_ttl)

@@ -3,7 +3,7 @@
 //! `kubectl apply --server-side -f -` or applied with the apply manager and waited for.
 
 use serde_json::Value;
-use tidegate_apply::{AppliedState, ApplyOptions, ManagerOptions, ResourceManager, WaitOptions};
+use tidegate_apply::{ResourceManager, WaitOptions};
 
 use crate::controllers::{KUSTOMIZE, SOURCE};
 use crate::flux::{Global, action, success, waiting};
@@ -167,7 +167,8 @@ metadata:
         + "\n"
 }
 
-fn check_components(components: &[String]) -> anyhow::Result<()> {
+/// Refuses components other than source-controller and kustomize-controller.
+pub fn check_components(components: &[String]) -> anyhow::Result<()> {
     for c in components {
         if c != SOURCE && c != KUSTOMIZE {
             anyhow::bail!("unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE})");
@@ -192,21 +193,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     action(&format!("installing components in {ns} namespace"));
     let objects: Vec<Value> = tidegate_core::yaml::parse_stream(&manifests(ns, &args.components))
         .map_err(|e| anyhow::anyhow!("the built-in manifests: {e}"))?;
-    let manager = ResourceManager::new(
-        client,
-        ManagerOptions {
-            field_manager: "tidegate".into(),
-            ..Default::default()
-        },
-    );
-    let cs = manager
-        .apply_all_staged(
-            objects,
-            &ApplyOptions::default(),
-            &mut AppliedState::default(),
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let cs = crate::cluster::apply(&client, objects, "installing").await?;
+    let manager = ResourceManager::new(client, crate::cluster::manager_options());
     for e in &cs.entries {
         eprintln!("{e}");
     }

@@ -15,7 +15,6 @@ use kube::{Api, Client};
 use serde_json::Value;
 use tidegate_api::Kustomization;
 use tidegate_api::conditions::{self, READY};
-use tidegate_apply::{AppliedState, ApplyOptions, ManagerOptions, ResourceManager};
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{gitrepository, kustomization};
 use tidegate_source::storage::{Retention, Storage};
@@ -269,30 +268,11 @@ fn git_url(given: &str) -> anyhow::Result<String> {
     Ok(format!("file://{}", path.display()))
 }
 
-/// Applies `objects` with server-side apply as field manager `tidegate`, in stages.
-async fn apply(client: &Client, objects: Vec<Value>, what: &str) -> anyhow::Result<()> {
-    let manager = ResourceManager::new(
-        client.clone(),
-        ManagerOptions {
-            field_manager: "tidegate".into(),
-            ..Default::default()
-        },
-    );
-    manager
-        .apply_all_staged(
-            objects,
-            &ApplyOptions::default(),
-            &mut AppliedState::default(),
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-    Ok(())
-}
-
 async fn install_crds(client: &Client) -> anyhow::Result<()> {
     let objects: Vec<Value> = tidegate_core::yaml::parse_stream(&tidegate_api::crds::stream())
         .map_err(|e| anyhow::anyhow!("the built-in CRDs: {e}"))?;
-    apply(client, objects, "installing the CRDs").await
+    crate::cluster::apply(client, objects, "installing the CRDs").await?;
+    Ok(())
 }
 
 async fn apply_bootstrap(
@@ -314,7 +294,8 @@ async fn apply_bootstrap(
             "spec": {"interval": "10m0s", "path": path, "prune": true,
                 "sourceRef": {"kind": "GitRepository", "name": FLUX_SYSTEM}}}),
     ];
-    apply(client, objects, "creating the bootstrap objects").await
+    crate::cluster::apply(client, objects, "creating the bootstrap objects").await?;
+    Ok(())
 }
 
 /// Shows every Kustomization's progress until all are ready (or one fails, or time is up).

@@ -213,7 +213,8 @@ async fn until<T: std::fmt::Debug>(
     mut probe: impl FnMut() -> T,
     check: impl Fn(&T) -> bool,
 ) -> T {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    // Generous: CI runs every test binary at once on two cores.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
     loop {
         let v = probe();
         if check(&v) {

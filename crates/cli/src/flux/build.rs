@@ -17,7 +17,7 @@ use super::Global;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The Kustomization's name.
-    name: String,
+    pub name: String,
     /// The local directory to build (what `spec.path` points at in the repository).
     #[arg(long)]
     path: PathBuf,
@@ -31,22 +31,11 @@ pub struct Args {
     pub global: Global,
 }
 
-impl Args {
-    /// The Kustomization's name.
-    pub fn name_any(&self) -> String {
-        self.name.clone()
-    }
-}
-
-/// The objects the controller would apply, in build order.
-pub async fn objects(a: &Args) -> anyhow::Result<Vec<Value>> {
+/// The objects the controller would apply, in build order; `client` is the cluster to read
+/// the Kustomization and `substituteFrom` from (none with `--dry-run`).
+pub async fn objects(a: &Args, client: Option<&kube::Client>) -> anyhow::Result<Vec<Value>> {
     let ns = a.global.namespace.clone();
-    let client = if a.dry_run {
-        None
-    } else {
-        Some(a.global.cluster.client().await?)
-    };
-    let ks: Kustomization = match (&a.kustomization_file, &client) {
+    let ks: Kustomization = match (&a.kustomization_file, client) {
         (Some(f), _) => {
             let text =
                 std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
@@ -93,7 +82,7 @@ pub async fn objects(a: &Args) -> anyhow::Result<Vec<Value>> {
         .into_iter()
         .map(|r| Value::Object(r.obj))
         .collect();
-    let vars = generate::variables(client.as_ref(), &namespace, &ks.spec)
+    let vars = generate::variables(client, &namespace, &ks.spec)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     generate::post_build(&mut objects, &ks.spec, &vars).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -173,7 +162,12 @@ pub fn mask_sops(obj: &mut Value) {
 
 /// Runs `build kustomization`: the YAML stream on stdout.
 pub async fn run(a: Args) -> anyhow::Result<()> {
-    let mut objects = objects(&a).await?;
+    let client = if a.dry_run {
+        None
+    } else {
+        Some(a.global.cluster.client().await?)
+    };
+    let mut objects = objects(&a, client.as_ref()).await?;
     objects.iter_mut().for_each(mask_sops);
     print!(
         "{}",

@@ -1,8 +1,7 @@
 //! `tidegate check [--pre]`: the Kubernetes version floor, then the controllers' Deployment
 //! and the CRDs, as `flux check` reports them.
 
-use kube::api::{Api, ApiResource, DynamicObject};
-use kube::core::GroupVersionKind;
+use kube::api::{Api, DynamicObject};
 use serde_json::Value;
 
 use super::{Global, action, failure, success};
@@ -88,22 +87,10 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
         Err(e) => return Err(super::api_error(&e)),
     }
     action("checking crds");
-    let crd_res = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-        "customresourcedefinitions",
-    );
-    let crds: Api<DynamicObject> = Api::all_with(client, &crd_res);
-    for doc in tidegate_api::crds::all() {
-        let name = tidegate_core::yaml::parse_one(doc)
-            .ok()
-            .and_then(|v| {
-                v.pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .map(String::from)
-            })
-            .unwrap_or_default();
+    let crds: Api<DynamicObject> = Api::all_with(client, &super::crd_resource());
+    for name in tidegate_api::crds::names() {
         let established = crds
-            .get_opt(&name)
+            .get_opt(name)
             .await
             .map_err(|e| super::api_error(&e))?
             .and_then(|c| {
@@ -117,7 +104,7 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
             })
             .unwrap_or(false);
         if established {
-            success(&name);
+            success(name);
         } else {
             failure(&format!("{name} not established"));
             ok = false;

@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-use kube::Client;
 use serde_json::{Map, Value, json};
-use tidegate_apply::{AppliedState, ApplyOptions, ManagerOptions, ResourceManager};
 
 use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind, wait_handled};
 use super::{Global, action, success, waiting};
@@ -266,25 +264,6 @@ pub fn export_yaml(obj: &Value) -> String {
     format!("---\n{}", tidegate_core::yaml::to_yaml(obj))
 }
 
-async fn apply(client: &Client, obj: Value) -> anyhow::Result<()> {
-    let manager = ResourceManager::new(
-        client.clone(),
-        ManagerOptions {
-            field_manager: "tidegate".into(),
-            ..Default::default()
-        },
-    );
-    manager
-        .apply_all_staged(
-            vec![obj],
-            &ApplyOptions::default(),
-            &mut AppliedState::default(),
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(())
-}
-
 async fn create(
     kind: Kind,
     label: &str,
@@ -296,22 +275,16 @@ async fn create(
     let client = global.cluster.client().await?;
     action(&format!("generating {label}"));
     action(&format!("applying {label}"));
-    apply(&client, obj).await?;
+    crate::cluster::apply(&client, vec![obj], &format!("applying {label}")).await?;
     success(&format!("{label} created"));
     waiting(&format!("waiting for {label} reconciliation"));
     let obj = wait_handled(kind, &client, &global.namespace, &name, None, timeout).await?;
-    let (verb, pointer) = if kind.kind == "Kustomization" {
-        ("applied", "/status/lastAppliedRevision")
-    } else {
-        ("fetched", "/status/artifact/revision")
-    };
     success(&format!("{label} reconciliation completed"));
-    let revision = obj
-        .data
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    success(&format!("{verb} revision: {revision}"));
+    success(&format!(
+        "{} revision: {}",
+        kind.verb,
+        kind.revision_of(&obj)
+    ));
     Ok(())
 }
 
@@ -342,7 +315,7 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             let client = a.global.cluster.client().await?;
             action("generating secret");
             action("applying secret");
-            apply(&client, obj).await?;
+            crate::cluster::apply(&client, vec![obj], "applying secret").await?;
             success(&format!(
                 "secret {} created in {} namespace",
                 a.name, a.global.namespace

@@ -1,8 +1,6 @@
 //! `tidegate delete source git NAME` and `tidegate delete kustomization NAME`: delete after a
 //! confirmation (`--silent` skips it), as `flux delete` does.
 
-use std::io::{BufRead, IsTerminal, Write};
-
 use kube::api::DeleteParams;
 
 use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
@@ -42,18 +40,11 @@ async fn delete(kind: Kind, noun: &str, a: &Args) -> anyhow::Result<()> {
     let client = a.global.cluster.client().await?;
     let ns = &a.global.namespace;
     kind.get(&client, ns, &a.name).await?;
-    if !a.silent {
-        if !std::io::stdin().is_terminal() {
-            anyhow::bail!("refusing to delete without confirmation; use --silent");
-        }
-        eprint!("Are you sure you want to delete this {noun}? [y/N] ");
-        let _ = std::io::stderr().flush();
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            anyhow::bail!("aborting");
-        }
-    }
+    super::confirm(
+        &format!("Are you sure you want to delete this {noun}?"),
+        a.silent,
+        "delete",
+    )?;
     action(&format!("deleting {noun} {} in {ns} namespace", a.name));
     kind.api(&client, ns)
         .delete(&a.name, &DeleteParams::default())

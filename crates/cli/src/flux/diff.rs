@@ -91,8 +91,8 @@ pub fn differences(
 
 /// The comparison; `Ok(true)` when something differs.
 async fn diff(a: &super::build::Args) -> anyhow::Result<bool> {
-    let desired = super::build::objects(a).await?;
     let client = a.global.cluster.client().await?;
+    let desired = super::build::objects(a, Some(&client)).await?;
     let discovery = Discovery::new(client.clone())
         .run_aggregated()
         .await
@@ -152,7 +152,7 @@ async fn diff(a: &super::build::Args) -> anyhow::Result<bool> {
     }
     // Objects the Kustomization manages today that the build no longer has: pruned.
     if let Ok(ks) = KUSTOMIZATION
-        .get(&client, &a.global.namespace, &a.name_any())
+        .get(&client, &a.global.namespace, &a.name)
         .await
     {
         let prune = ks.data.pointer("/spec/prune").and_then(Value::as_bool) == Some(true);

@@ -3,12 +3,10 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{DynamicObject, ListParams};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client};
 use serde_json::Value;
 
 use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
-use tidegate_api::conditions::{self, READY};
-use tidegate_api::{GitRepository, Kustomization};
 
 use super::Global;
 
@@ -127,11 +125,7 @@ fn row_of(kind: Kind, v: &Value) -> Row {
             .unwrap_or("")
             .to_string()
     };
-    let revision = if kind.kind == "Kustomization" {
-        text("/status/lastAppliedRevision")
-    } else {
-        text("/status/artifact/revision")
-    };
+    let revision = text(kind.revision);
     let ready = v
         .pointer("/status/conditions")
         .and_then(Value::as_array)
@@ -153,21 +147,6 @@ struct Row {
     revision: String,
     suspended: bool,
     ready: Option<Condition>,
-}
-
-fn row(
-    obj: &impl ResourceExt,
-    revision: Option<&str>,
-    suspended: bool,
-    conds: &[Condition],
-) -> Row {
-    Row {
-        namespace: obj.namespace().unwrap_or_default(),
-        name: obj.name_any(),
-        revision: revision.unwrap_or("").to_string(),
-        suspended,
-        ready: conditions::get(conds, READY).cloned(),
-    }
 }
 
 /// Formats rows as Flux's table: left-aligned columns separated by a tab.
@@ -201,70 +180,51 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
     super::format_table(&lines)
 }
 
-async fn git_rows(client: &Client, args: &Args) -> anyhow::Result<Vec<Row>> {
-    let api: Api<GitRepository> = if args.all_namespaces {
-        Api::all(client.clone())
-    } else {
-        Api::namespaced(client.clone(), &args.global.namespace)
+/// Runs `get`.
+pub async fn run(what: What) -> anyhow::Result<()> {
+    let (kinds, args): (&[Kind], Args) = match what {
+        What::Sources(SourceWhat::Git(a)) => (&[GIT_REPOSITORY], a),
+        What::Kustomizations(a) => (&[KUSTOMIZATION], a),
+        What::All(a) => (&[GIT_REPOSITORY, KUSTOMIZATION], a),
     };
-    let items = match &args.name {
-        Some(n) => vec![
-            api.get(n)
-                .await
-                .map_err(|e| super::describe("GitRepository", &args.global.namespace, n, &e))?,
-        ],
-        None => {
-            api.list(&ListParams::default())
-                .await
-                .map_err(|e| super::api_error(&e))?
-                .items
+    if args.watch && kinds.len() != 1 {
+        anyhow::bail!("--watch needs one kind (sources git or kustomizations)");
+    }
+    let client = args.global.cluster.client().await?;
+    let mut per_kind = Vec::with_capacity(kinds.len());
+    for k in kinds {
+        per_kind.push((*k, objects(*k, &client, &args).await?));
+    }
+    // `-o yaml|json`: the objects themselves.
+    if args.output != "table" {
+        let single = kinds.len() == 1 && args.name.is_some();
+        let all = per_kind.into_iter().flat_map(|(_, o)| o).collect();
+        return print_objects(all, single, &args.output);
+    }
+    let prefixed = kinds.len() > 1;
+    let mut printed = false;
+    for (kind, objs) in &per_kind {
+        let rows: Vec<Row> = objs
+            .iter()
+            .map(|o| {
+                let mut r = row_of(*kind, o);
+                if prefixed {
+                    r.name = format!("{}/{}", kind.kind.to_lowercase(), r.name);
+                }
+                r
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
         }
-    };
-    Ok(items
-        .iter()
-        .map(|g| {
-            let st = g.status.clone().unwrap_or_default();
-            let revision = st.artifact.as_ref().map(|a| a.revision.as_str());
-            row(g, revision, g.spec.suspend, &st.conditions)
-        })
-        .collect())
-}
-
-async fn kustomization_rows(client: &Client, args: &Args) -> anyhow::Result<Vec<Row>> {
-    let api: Api<Kustomization> = if args.all_namespaces {
-        Api::all(client.clone())
-    } else {
-        Api::namespaced(client.clone(), &args.global.namespace)
-    };
-    let items = match &args.name {
-        Some(n) => vec![
-            api.get(n)
-                .await
-                .map_err(|e| super::describe("Kustomization", &args.global.namespace, n, &e))?,
-        ],
-        None => {
-            api.list(&ListParams::default())
-                .await
-                .map_err(|e| super::api_error(&e))?
-                .items
+        if printed {
+            println!();
         }
-    };
-    Ok(items
-        .iter()
-        .map(|k| {
-            let st = k.status.clone().unwrap_or_default();
-            row(
-                k,
-                st.last_applied_revision.as_deref(),
-                k.spec.suspend.unwrap_or(false),
-                &st.conditions,
-            )
-        })
-        .collect())
-}
-
-fn print(kind: &str, rows: &[Row], args: &Args) {
-    if rows.is_empty() {
+        print!("{}", table(&rows, args.all_namespaces));
+        printed = true;
+    }
+    if !printed {
+        let kind = if prefixed { "Flux" } else { kinds[0].kind };
         if args.all_namespaces {
             eprintln!("no {kind} objects found in any namespace");
         } else {
@@ -273,87 +233,9 @@ fn print(kind: &str, rows: &[Row], args: &Args) {
                 args.global.namespace
             );
         }
-        return;
     }
-    print!("{}", table(rows, args.all_namespaces));
-}
-
-/// Runs `get`.
-pub async fn run(what: What) -> anyhow::Result<()> {
-    // `-o yaml|json`: the objects themselves.
-    let (kinds, args): (Vec<Kind>, &Args) = match &what {
-        What::Sources(SourceWhat::Git(a)) => (vec![GIT_REPOSITORY], a),
-        What::Kustomizations(a) => (vec![KUSTOMIZATION], a),
-        What::All(a) => (vec![GIT_REPOSITORY, KUSTOMIZATION], a),
-    };
-    if args.output != "table" {
-        let client = args.global.cluster.client().await?;
-        let mut all = Vec::new();
-        for k in &kinds {
-            all.extend(objects(*k, &client, args).await?);
-        }
-        return print_objects(all, kinds.len() == 1 && args.name.is_some(), &args.output);
-    }
-    if args.watch && kinds.len() != 1 {
-        anyhow::bail!("--watch needs one kind (sources git or kustomizations)");
-    }
-    let watched = args.watch.then(|| kinds[0]);
-    let watch_args = match &what {
-        What::Sources(SourceWhat::Git(a)) | What::Kustomizations(a) | What::All(a) => Args {
-            name: a.name.clone(),
-            all_namespaces: a.all_namespaces,
-            output: a.output.clone(),
-            watch: a.watch,
-            global: a.global.clone(),
-        },
-    };
-    list(what).await?;
-    if let Some(kind) = watched {
-        let client = watch_args.global.cluster.client().await?;
-        watch(kind, &client, &watch_args).await?;
-    }
-    Ok(())
-}
-
-async fn list(what: What) -> anyhow::Result<()> {
-    match what {
-        What::Sources(SourceWhat::Git(args)) => {
-            let client = args.global.cluster.client().await?;
-            let rows = git_rows(&client, &args).await?;
-            print("GitRepository", &rows, &args);
-        }
-        What::Kustomizations(args) => {
-            let client = args.global.cluster.client().await?;
-            let rows = kustomization_rows(&client, &args).await?;
-            print("Kustomization", &rows, &args);
-        }
-        What::All(args) => {
-            let client = args.global.cluster.client().await?;
-            let git = git_rows(&client, &args).await?;
-            let ks = kustomization_rows(&client, &args).await?;
-            let prefixed = |rows: Vec<Row>, prefix: &str| -> Vec<Row> {
-                rows.into_iter()
-                    .map(|mut r| {
-                        r.name = format!("{prefix}/{}", r.name);
-                        r
-                    })
-                    .collect()
-            };
-            let git = prefixed(git, "gitrepository");
-            let ks = prefixed(ks, "kustomization");
-            if !git.is_empty() {
-                print!("{}", table(&git, args.all_namespaces));
-            }
-            if !ks.is_empty() {
-                if !git.is_empty() {
-                    println!();
-                }
-                print!("{}", table(&ks, args.all_namespaces));
-            }
-            if git.is_empty() && ks.is_empty() {
-                print("Flux", &[], &args);
-            }
-        }
+    if args.watch {
+        watch(kinds[0], &client, &args).await?;
     }
     Ok(())
 }

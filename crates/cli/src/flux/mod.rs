@@ -160,3 +160,41 @@ pub fn format_table(lines: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// Asks `question` on a terminal (`[y/N]`); `silent` skips it. Without a terminal and without
+/// `silent` the operation is refused, as nothing could answer.
+pub fn confirm(question: &str, silent: bool, verb: &str) -> anyhow::Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if silent {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        anyhow::bail!("refusing to {verb} without confirmation; use --silent");
+    }
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        anyhow::bail!("aborting");
+    }
+    Ok(())
+}
+
+/// The API resource of a kind given by group, version, kind and plural.
+pub fn resource(group: &str, version: &str, kind: &str, plural: &str) -> kube::api::ApiResource {
+    kube::api::ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(group, version, kind),
+        plural,
+    )
+}
+
+/// `customresourcedefinitions.apiextensions.k8s.io`.
+pub fn crd_resource() -> kube::api::ApiResource {
+    resource(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+    )
+}

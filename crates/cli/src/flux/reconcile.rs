@@ -19,9 +19,9 @@ pub struct Kind {
     group: &'static str,
     plural: &'static str,
     /// Where its revision is.
-    revision: &'static str,
+    pub revision: &'static str,
     /// `applied` or `fetched`.
-    verb: &'static str,
+    pub verb: &'static str,
 }
 
 /// Kustomizations.
@@ -43,6 +43,14 @@ pub const GIT_REPOSITORY: Kind = Kind {
 };
 
 impl Kind {
+    /// The object's revision (applied or fetched), empty when none yet.
+    pub fn revision_of<'a>(&self, obj: &'a DynamicObject) -> &'a str {
+        obj.data
+            .pointer(self.revision)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
     /// The resource of this kind.
     pub fn resource(&self) -> ApiResource {
         let gvk = GroupVersionKind::gvk(self.group, "v1", self.kind);
@@ -191,12 +199,11 @@ pub async fn request(
     success(&format!("{} annotated", kind.kind));
     waiting(&format!("waiting for {} reconciliation", kind.kind));
     let obj = wait_handled(kind, client, namespace, name, Some(&token), timeout).await?;
-    let revision = obj
-        .data
-        .pointer(kind.revision)
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    success(&format!("{} revision {revision}", kind.verb));
+    success(&format!(
+        "{} revision {}",
+        kind.verb,
+        kind.revision_of(&obj)
+    ));
     Ok(())
 }
 

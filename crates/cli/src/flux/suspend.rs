@@ -2,7 +2,6 @@
 //! also requests a reconcile and waits for it (Flux's messages).
 
 use kube::api::{Patch, PatchParams};
-use serde_json::Value;
 
 use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind, wait_handled};
 use super::{Global, action, success, waiting};
@@ -68,19 +67,10 @@ pub async fn run(what: What, resume: bool) -> anyhow::Result<()> {
     waiting(&format!("waiting for {} reconciliation", kind.kind));
     let obj = wait_handled(kind, &client, ns, &a.name, Some(&token), a.global.timeout).await?;
     success(&format!("{} reconciliation completed", kind.kind));
-    let revision = obj
-        .data
-        .pointer(match kind.kind {
-            "Kustomization" => "/status/lastAppliedRevision",
-            _ => "/status/artifact/revision",
-        })
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let verb = if kind.kind == "Kustomization" {
-        "applied"
-    } else {
-        "fetched"
-    };
-    success(&format!("{verb} revision {revision}"));
+    success(&format!(
+        "{} revision {}",
+        kind.verb,
+        kind.revision_of(&obj)
+    ));
     Ok(())
 }

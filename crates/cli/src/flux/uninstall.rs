@@ -2,13 +2,10 @@
 //! in Flux's order — the controllers first, then the toolkit finalizers (so deleting the
 //! objects prunes nothing), then the CRDs, then the namespace.
 
-use std::io::{BufRead, IsTerminal, Write};
-
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
-use kube::core::GroupVersionKind;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 
 use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION};
-use super::{Global, action, success};
+use super::{Global, action, crd_resource, resource, success};
 
 /// Flags of `uninstall`.
 #[derive(clap::Args, Debug)]
@@ -21,10 +18,6 @@ pub struct Args {
     silent: bool,
     #[command(flatten)]
     global: Global,
-}
-
-fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
 }
 
 /// Deletes one object; a missing one is fine. Returns whether something was deleted.
@@ -40,20 +33,11 @@ async fn delete(api: &Api<DynamicObject>, name: &str) -> anyhow::Result<bool> {
 pub async fn run(a: Args) -> anyhow::Result<()> {
     let client = a.global.cluster.client().await?;
     let ns = &a.global.namespace;
-    if !a.silent {
-        if !std::io::stdin().is_terminal() {
-            anyhow::bail!("refusing to uninstall without confirmation; use --silent");
-        }
-        eprint!(
-            "Are you sure you want to delete Tidegate and its custom resource definitions? [y/N] "
-        );
-        let _ = std::io::stderr().flush();
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            anyhow::bail!("aborting");
-        }
-    }
+    super::confirm(
+        "Are you sure you want to delete Tidegate and its custom resource definitions?",
+        a.silent,
+        "uninstall",
+    )?;
     action(&format!("deleting components in {ns} namespace"));
     let components = [
         (
@@ -123,25 +107,9 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
         }
     }
     action("deleting toolkit.fluxcd.io custom resource definitions");
-    let crds: Api<DynamicObject> = Api::all_with(
-        client.clone(),
-        &resource(
-            "apiextensions.k8s.io",
-            "v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-        ),
-    );
-    for doc in tidegate_api::crds::all() {
-        let name = tidegate_core::yaml::parse_one(doc)
-            .ok()
-            .and_then(|v| {
-                v.pointer("/metadata/name")
-                    .and_then(|n| n.as_str())
-                    .map(String::from)
-            })
-            .unwrap_or_default();
-        if delete(&crds, &name).await? {
+    let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
+    for name in tidegate_api::crds::names() {
+        if delete(&crds, name).await? {
             success(&format!("CustomResourceDefinition/{name} deleted"));
         }
     }
