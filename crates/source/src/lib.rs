@@ -12,6 +12,7 @@ pub mod git;
 pub mod ignore;
 pub mod package;
 pub mod server;
+pub mod ssh;
 pub mod storage;
 pub mod tls;
 pub mod tree;

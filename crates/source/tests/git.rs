@@ -348,7 +348,45 @@ fn sshd_with_key_authentication() {
     .into();
     let auth = Auth::from_secret(&url, Some(&secret)).unwrap();
     let (r, _w) = fetch_with(&url, &branch("main"), &auth, None);
-    assert!(r.is_err(), "unknown client key must fail");
+    let err = r.err().expect("unknown client key must fail");
+    assert!(
+        err.to_string().ends_with(
+            "ssh: unable to authenticate: the server refused the key in 'identity' (publickey)"
+        ),
+        "{err}"
+    );
+}
+
+/// A deploy key generated the way `create secret git` does and the server's host key scanned
+/// over the wire are, together, a working SSH secret for a real sshd.
+#[test]
+fn generated_deploy_key_and_scanned_host_key() {
+    use tidegate_source::ssh::{KeyAlgorithm, KeyPair, scan_host_key};
+    let repo = Repo::new();
+    repo.write("x.yaml", "a: 1\n");
+    let c1 = repo.commit("first");
+    for algorithm in [KeyAlgorithm::Ecdsa(384), KeyAlgorithm::Ed25519] {
+        let pair = KeyPair::generate(algorithm).unwrap();
+        let sshd = Sshd::start(pair.public_key.trim_end());
+        let address = format!("127.0.0.1:{}", sshd.port);
+        let known_hosts = scan_host_key(&address, std::time::Duration::from_secs(30)).unwrap();
+        // The helper's line is `[127.0.0.1]:port ssh-ed25519 AAAA… host_key` (with a comment).
+        let expected = sshd.known_hosts.trim_end().rsplit_once(' ').unwrap().0;
+        assert_eq!(known_hosts, expected);
+        let url = sshd.url(&repo.bare());
+        let secret: BTreeMap<String, Vec<u8>> = [
+            ("identity".to_string(), pair.private_key.into_bytes()),
+            ("known_hosts".to_string(), known_hosts.into_bytes()),
+        ]
+        .into();
+        let auth = Auth::from_secret(&url, Some(&secret)).unwrap();
+        let (r, _w) = fetch_with(&url, &branch("main"), &auth, None);
+        match r {
+            Ok(Outcome::Fetched(f)) => assert_eq!(f.revision, format!("main@sha1:{c1}")),
+            Ok(_) => panic!("no-op without last revision"),
+            Err(e) => panic!("ssh fetch with a generated key failed ({algorithm:?}): {e}"),
+        }
+    }
 }
 
 #[test]
@@ -621,4 +659,77 @@ fn a_silent_http_server_times_out() {
     );
     assert!(err.to_string().contains(&url), "{err}");
     drop(held);
+}
+
+/// `--private-key-file` with and without `--password`, on keys ssh-keygen wrote.
+#[test]
+fn loads_ssh_keygen_private_keys() {
+    use tidegate_source::ssh::KeyPair;
+    let keys = tempfile::tempdir().unwrap();
+    let (plain, plain_pub) = ssh_keygen(keys.path(), "plain");
+    let text = std::fs::read_to_string(&plain).unwrap();
+    let pair = KeyPair::load(&text, None).unwrap();
+    // ssh-keygen's line ends with the comment; Flux's `identity.pub` has none.
+    assert_eq!(
+        pair.public_key,
+        format!("{}\n", plain_pub.rsplit_once(' ').unwrap().0)
+    );
+    assert_eq!(pair.private_key, text);
+
+    let encrypted = keys.path().join("encrypted");
+    run(Command::new("ssh-keygen")
+        .args([
+            "-q", "-t", "ecdsa", "-b", "384", "-N", "s3cret", "-C", "x", "-f",
+        ])
+        .arg(&encrypted));
+    let text = std::fs::read_to_string(&encrypted).unwrap();
+    let e = KeyPair::load(&text, None).unwrap_err().to_string();
+    assert_eq!(e, "the private key is encrypted: give its --password");
+    let e = KeyPair::load(&text, Some("wrong")).unwrap_err().to_string();
+    assert_eq!(e, "failed to decrypt private key: wrong --password");
+    let pair = KeyPair::load(&text, Some("s3cret")).unwrap();
+    assert!(pair.public_key.starts_with("ecdsa-sha2-nistp384 "));
+    // The file is kept as it is, still encrypted.
+    assert_eq!(pair.private_key, text);
+}
+
+/// A password-protected identity with its `password` (Flux's secret keys) fetches over sshd;
+/// a wrong password is an authentication error.
+#[test]
+fn sshd_with_password_protected_identity() {
+    let repo = Repo::new();
+    repo.write("x.yaml", "a: 1\n");
+    let c1 = repo.commit("first");
+    let keys = tempfile::tempdir().unwrap();
+    let key = keys.path().join("protected");
+    run(Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "s3cret", "-C", "p", "-f"])
+        .arg(&key));
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let sshd = Sshd::start(public.trim());
+    let url = sshd.url(&repo.bare());
+    let secret = |password: &str| -> BTreeMap<String, Vec<u8>> {
+        [
+            ("identity".to_string(), std::fs::read(&key).unwrap()),
+            (
+                "known_hosts".to_string(),
+                sshd.known_hosts.clone().into_bytes(),
+            ),
+            ("password".to_string(), password.as_bytes().to_vec()),
+        ]
+        .into()
+    };
+    let auth = Auth::from_secret(&url, Some(&secret("s3cret"))).unwrap();
+    let (r, _w) = fetch_with(&url, &branch("main"), &auth, None);
+    match r {
+        Ok(Outcome::Fetched(f)) => assert_eq!(f.revision, format!("main@sha1:{c1}")),
+        Ok(_) => panic!("no-op without last revision"),
+        Err(e) => panic!("ssh fetch with a protected key failed: {e}"),
+    }
+    let err = Auth::from_secret(&url, Some(&secret("wrong"))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "failed to decrypt the SSH identity with 'password'"
+    );
+    assert_eq!(err.reason(), "AuthenticationFailed");
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind, wait_handled};
+use super::secret::SecretGitArgs;
 use super::{Global, action, success, waiting};
 
 /// What to create.
@@ -33,69 +34,9 @@ pub enum SourceWhat {
 /// Secret kinds.
 #[derive(clap::Subcommand, Debug)]
 pub enum SecretWhat {
-    /// Credentials for a GitRepository over HTTP(S): basic auth or a bearer token, and a CA.
+    /// Credentials for a GitRepository: an SSH deploy key and the host's key, or HTTP(S) basic
+    /// auth or a bearer token, and a CA.
     Git(SecretGitArgs),
-}
-
-/// Flags of `create secret git`.
-#[derive(clap::Args, Debug)]
-pub struct SecretGitArgs {
-    /// The Secret's name.
-    name: String,
-    /// The repository URL (only `http://` and `https://`; SSH keys are not generated yet).
-    #[arg(long)]
-    url: String,
-    /// Basic authentication user name.
-    #[arg(short = 'u', long)]
-    username: Option<String>,
-    /// Basic authentication password.
-    #[arg(short = 'p', long)]
-    password: Option<String>,
-    /// Bearer token.
-    #[arg(long)]
-    bearer_token: Option<String>,
-    /// A CA certificate file to trust (`ca.crt`).
-    #[arg(long)]
-    ca_file: Option<std::path::PathBuf>,
-    /// Print the Secret as YAML instead of applying it.
-    #[arg(long)]
-    export: bool,
-    #[command(flatten)]
-    global: Global,
-}
-
-fn secret_object(a: &SecretGitArgs) -> anyhow::Result<Value> {
-    if !(a.url.starts_with("https://") || a.url.starts_with("http://")) {
-        anyhow::bail!(
-            "--url: only http(s) URLs are supported by `create secret git` yet (SSH keys are not generated)"
-        );
-    }
-    let mut data = Map::new();
-    if let Some(t) = &a.bearer_token {
-        data.insert("bearerToken".into(), json!(t));
-    }
-    if let Some(path) = &a.ca_file {
-        let ca = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("--ca-file {}: {e}", path.display()))?;
-        data.insert("ca.crt".into(), json!(ca));
-    }
-    match (&a.username, &a.password) {
-        (Some(u), Some(p)) => {
-            data.insert("password".into(), json!(p));
-            data.insert("username".into(), json!(u));
-        }
-        (None, None) => {}
-        _ => anyhow::bail!("--username and --password go together"),
-    }
-    if data.is_empty() {
-        anyhow::bail!("nothing to store: give --username/--password, --bearer-token or --ca-file");
-    }
-    Ok(json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": a.name, "namespace": a.global.namespace},
-        "stringData": data,
-    }))
 }
 
 /// Flags of `create source git`.
@@ -306,22 +247,7 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
-        What::Secret(SecretWhat::Git(a)) => {
-            let obj = secret_object(&a)?;
-            if a.export {
-                print!("{}", export_yaml(&obj));
-                return Ok(());
-            }
-            let client = a.global.cluster.client().await?;
-            action("generating secret");
-            action("applying secret");
-            crate::cluster::apply(&client, vec![obj], "applying secret").await?;
-            success(&format!(
-                "secret {} created in {} namespace",
-                a.name, a.global.namespace
-            ));
-            Ok(())
-        }
+        What::Secret(SecretWhat::Git(a)) => super::secret::run(a).await,
         What::Kustomization(a) => {
             let obj = kustomization_object(&a)?;
             if a.export {
@@ -356,7 +282,9 @@ mod tests {
         match t.what {
             What::Source(SourceWhat::Git(a)) => export_yaml(&git_object(&a).unwrap()),
             What::Kustomization(a) => export_yaml(&kustomization_object(&a).unwrap()),
-            What::Secret(SecretWhat::Git(a)) => export_yaml(&secret_object(&a).unwrap()),
+            What::Secret(SecretWhat::Git(a)) => {
+                export_yaml(&super::super::secret::secret_object(&a).unwrap())
+            }
         }
     }
 

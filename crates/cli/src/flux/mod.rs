@@ -11,6 +11,7 @@ pub mod events;
 pub mod export;
 pub mod get;
 pub mod reconcile;
+pub mod secret;
 pub mod stats;
 pub mod suspend;
 pub mod trace;
@@ -53,6 +54,11 @@ fn line(symbol: &str, ansi: &str, message: &str) {
 /// `► message` (an action starts).
 pub fn action(message: &str) {
     line("►", "34", message);
+}
+
+/// `✚ message` (something was generated).
+pub fn generate(message: &str) {
+    line("✚", "36", message);
 }
 
 /// `✔ message`.

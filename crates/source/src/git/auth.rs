@@ -75,10 +75,12 @@ impl Auth {
                         "invalid 'ssh' auth option: 'known_hosts' is required".into(),
                     ));
                 }
-                if data.get("password").is_some_and(|p| !p.is_empty()) {
-                    return Err(GitError::Auth(
-                        "SSH identity keys protected by a password are not supported yet".into(),
-                    ));
+                if let Some(password) = text("password").filter(|p| !p.is_empty()) {
+                    auth.identity = auth
+                        .identity
+                        .as_deref()
+                        .map(|key| decrypt_identity(key, &password))
+                        .transpose()?;
                 }
             }
             "http" | "https" => {
@@ -99,6 +101,32 @@ impl Auth {
         }
         Ok(auth)
     }
+}
+
+/// An identity protected by `password` (as Flux's `password` key does): an encrypted OpenSSH
+/// key is decrypted for the SSH client; an unencrypted key is used as it is, as go-git does.
+fn decrypt_identity(key: &[u8], password: &str) -> Result<Vec<u8>, GitError> {
+    let text = String::from_utf8_lossy(key);
+    if !text.contains("-----BEGIN OPENSSH PRIVATE KEY-----") {
+        if text.contains("ENCRYPTED") {
+            return Err(GitError::Auth(
+                "failed to parse the SSH identity: a password-protected key must be in OpenSSH format".into(),
+            ));
+        }
+        return Ok(key.to_vec());
+    }
+    let parsed = ssh_key::PrivateKey::from_openssh(text.as_bytes())
+        .map_err(|e| GitError::Auth(format!("failed to parse the SSH identity: {e}")))?;
+    if !parsed.is_encrypted() {
+        return Ok(key.to_vec());
+    }
+    let plain = parsed
+        .decrypt(password)
+        .map_err(|_| GitError::Auth("failed to decrypt the SSH identity with 'password'".into()))?;
+    let pem = plain
+        .to_openssh(ssh_key::LineEnding::LF)
+        .map_err(|e| GitError::Auth(format!("failed to write the SSH identity: {e}")))?;
+    Ok(pem.as_bytes().to_vec())
 }
 
 #[cfg(test)]

@@ -237,6 +237,16 @@ fn http_options(
 
 /// A transport error, as Flux words it (every checkout error is `GitOperationFailed`).
 fn classify(url: &gix::Url, message: String) -> GitError {
+    // gix asks for credentials when ssh is denied; there are none to give over SSH, so say
+    // what happened instead of gix's words for an empty credential helper.
+    let message = if url.scheme == gix::url::Scheme::Ssh
+        && message.contains("No credentials were returned")
+    {
+        "ssh: unable to authenticate: the server refused the key in 'identity' (publickey)"
+            .to_string()
+    } else {
+        message
+    };
     GitError::Operation(format!("unable to clone '{}': {message}", url.to_bstring()))
 }
 

@@ -176,6 +176,7 @@ pub struct Sshd {
     child: Child,
     pub port: u16,
     pub known_hosts: String,
+    authorized_keys: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -234,8 +235,18 @@ impl Sshd {
             child,
             port,
             known_hosts,
+            authorized_keys: auth,
             _dir: dir,
         }
+    }
+
+    /// Adds a public key (one authorized_keys line) to the keys the server accepts, as a
+    /// repository host does with a deploy key; sshd reads the file on each connection.
+    pub fn authorize(&self, public_key: &str) {
+        let mut keys = std::fs::read_to_string(&self.authorized_keys).unwrap();
+        keys.push_str(public_key.trim_end());
+        keys.push('\n');
+        std::fs::write(&self.authorized_keys, keys).unwrap();
     }
 
     pub fn url(&self, path: &Path) -> String {

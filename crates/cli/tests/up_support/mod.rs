@@ -1,0 +1,173 @@
+//! Running `tidegate up` and the binary's verbs from tests, shared by the test binaries that
+//! drive a whole `tidegate up`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A running `tidegate up`; killed when dropped.
+pub struct Up {
+    pub child: Child,
+    pub kubeconfig: PathBuf,
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `tidegate up` with `args` on `data`; returns once the kubeconfig file exists and
+/// the server answers (`wait_for_line`: once stdout printed the kubeconfig line, i.e. the
+/// first reconcile was shown).
+pub fn up(data: &Path, port: u16, args: &[&str], wait_for_line: bool) -> Up {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .arg("up")
+        .arg("--data-dir")
+        .arg(data)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--simulator-delay", "200ms"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("tidegate runs");
+    let kubeconfig = data.join("kubeconfig");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut up = Up { child, kubeconfig };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    if wait_for_line {
+        loop {
+            let line = rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("tidegate up prints the kubeconfig path");
+            if line.starts_with("kubeconfig: ") {
+                assert_eq!(line, format!("kubeconfig: {}", up.kubeconfig.display()));
+                break;
+            }
+        }
+    } else {
+        while !(up.kubeconfig.exists() && kubectl_ok(&up.kubeconfig, &["get", "ns"])) {
+            assert!(Instant::now() < deadline, "the API server did not come up");
+            if let Ok(Some(status)) = up.child.try_wait() {
+                panic!("tidegate up exited: {status}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // Keep draining stdout so the child never blocks on a full pipe.
+    std::thread::spawn(move || while rx.recv().is_ok() {});
+    up
+}
+
+pub fn kubectl_ok(kc: &Path, args: &[&str]) -> bool {
+    Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+pub fn kubectl(kc: &Path, args: &[&str]) -> String {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(args)
+        .output()
+        .expect("kubectl runs (CI installs it)");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+pub fn json(kc: &Path, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["-o", "json"]);
+    serde_json::from_str(&kubectl(kc, &a)).unwrap()
+}
+
+pub fn ready(k: &Value) -> Option<(String, String)> {
+    k["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or("").to_string(),
+                c["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+}
+
+pub fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+pub fn all_ready(kc: &Path, revision_prefix: &str) -> bool {
+    let list = json(kc, &["get", "kustomizations", "-A"]);
+    let items = list["items"].as_array().unwrap();
+    !items.is_empty()
+        && items.iter().all(|k| {
+            ready(k).is_some_and(|(s, m)| {
+                s == "True" && m.starts_with(&format!("Applied revision: {revision_prefix}"))
+            })
+        })
+}
+
+/// Ctrl-C: a clean stop.
+pub fn interrupt(up: &mut Up) {
+    let pid = up.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = up.child.try_wait().unwrap() {
+            assert!(status.success(), "tidegate up exited with {status}");
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tidegate up did not stop on Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Runs the binary with `args` against `kc`: (exit code, stdout, stderr).
+pub fn tidegate(kc: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(kc)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
