@@ -168,7 +168,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .clone()
             .or_else(|| std::env::var("RUNTIME_NAMESPACE").ok())
             .unwrap_or_else(|| "flux-system".into());
-        let lease = leader::LeaseOptions::new(&ns, "tidegate-controllers-leader-election");
+        let lease = leader::LeaseOptions::new(&ns, leader::LEASE_NAME);
         tokio::select! {
             _ = leader::acquire(&client, &lease) => {}
             _ = wait_for_signal() => return Ok(()),

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tidegate_api::Kustomization;
 use tidegate_api::conditions::{self, READY};
 use tidegate_controllers::metrics::Metrics;
-use tidegate_controllers::{gitrepository, kustomization};
+use tidegate_controllers::{gitrepository, kustomization, leader};
 use tidegate_source::storage::{Retention, Storage};
 
 use crate::controllers::{KUSTOMIZE, SOURCE, Set, wait_for_signal};
@@ -169,6 +169,20 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let _ = stop_rx.await;
     }));
     done(&bar, "✔ source-controller and kustomize-controller started");
+    // The controllers run in this process; holding their Lease tells `tidegate check` (and a
+    // `tidegate controllers --enable-leader-election` pointed here) that they are running.
+    let lease = leader::LeaseOptions {
+        identity: format!("tidegate-up_{}", std::process::id()),
+        ..leader::LeaseOptions::new(FLUX_SYSTEM, leader::LEASE_NAME)
+    };
+    let keeper = client.clone();
+    tokio::spawn(async move {
+        loop {
+            leader::acquire(&keeper, &lease).await;
+            leader::keep(&keeper, &lease).await;
+            tracing::warn!("the controllers' lease was lost; taking it again");
+        }
+    });
 
     let bootstrap = if args.example {
         let repo = data_dir.join("example.git");
@@ -268,9 +282,12 @@ fn git_url(given: &str) -> anyhow::Result<String> {
     Ok(format!("file://{}", path.display()))
 }
 
+/// The toolkit's namespace and CRDs.
 async fn install_crds(client: &Client) -> anyhow::Result<()> {
-    let objects: Vec<Value> = tidegate_core::yaml::parse_stream(&tidegate_api::crds::stream())
+    let mut objects: Vec<Value> = tidegate_core::yaml::parse_stream(&tidegate_api::crds::stream())
         .map_err(|e| anyhow::anyhow!("the built-in CRDs: {e}"))?;
+    objects.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": FLUX_SYSTEM}}));
     crate::cluster::apply(client, objects, "installing the CRDs").await?;
     Ok(())
 }

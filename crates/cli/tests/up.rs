@@ -333,6 +333,14 @@ fn flux_verbs_get_reconcile_suspend_resume_against_up() {
         (code, err.trim()),
         (0, "no Kustomization objects found in empty namespace")
     );
+    // `up` runs the controllers in-process; check finds them by their Lease.
+    let (code, _, err) = tidegate(&kc, &["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("✔ controllers: running without a deployment (lease tidegate-controllers-leader-election held by tidegate-up_"),
+        "{err}"
+    );
+    assert!(err.ends_with("✔ all checks passed\n"), "{err}");
     let (code, out, _) = tidegate(&kc, &["version"]);
     assert_eq!(code, 0);
     assert!(
@@ -471,6 +479,36 @@ fn flux_verbs_create_export_delete_against_up() {
         err.starts_with("✗ --source: unsupported kind 'Helm'"),
         "{err}"
     );
+    // A Git server that accepts connections and never answers: the wait ends at --timeout
+    // with one line.
+    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let hole_url = format!(
+        "http://127.0.0.1:{}/repo.git",
+        hole.local_addr().unwrap().port()
+    );
+    let (code, _, err) = tidegate(
+        &kc,
+        &[
+            "create",
+            "source",
+            "git",
+            "blackhole",
+            "--url",
+            &hole_url,
+            "--branch",
+            "main",
+            "--timeout",
+            "3s",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err.lines().last(),
+        Some("✗ timeout waiting for GitRepository 'flux-system/blackhole' to be reconciled"),
+        "{err}"
+    );
+    assert_eq!(err.matches('✗').count(), 1, "{err}");
+    drop(hole);
     drop(up);
 }
 

@@ -9,6 +9,19 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
+/// The Lease the toolkit controllers hold while they run (`tidegate controllers
+/// --enable-leader-election`, and `tidegate up` for its in-process controllers).
+pub const LEASE_NAME: &str = "tidegate-controllers-leader-election";
+
+/// The holder of a Lease whose last renewal is younger than its duration, if any.
+pub fn live_holder(lease: &Lease) -> Option<String> {
+    let spec = lease.spec.as_ref()?;
+    let renewed = spec.renew_time.as_ref()?;
+    let age = k8s_openapi::jiff::Timestamp::now().duration_since(renewed.0);
+    let fresh = age.as_secs() < i64::from(spec.lease_duration_seconds?);
+    spec.holder_identity.clone().filter(|_| fresh)
+}
+
 /// Lease timings (controller-runtime's defaults: 15s lease, 10s renew deadline, 2s retry).
 #[derive(Debug, Clone)]
 pub struct LeaseOptions {

@@ -1,8 +1,10 @@
 //! `tidegate check [--pre]`: the Kubernetes version floor, then the controllers' Deployment
 //! and the CRDs, as `flux check` reports them.
 
+use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DynamicObject};
 use serde_json::Value;
+use tidegate_controllers::leader::{LEASE_NAME, live_holder};
 
 use super::{Global, action, failure, success};
 
@@ -78,11 +80,24 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
             }
         }
         Ok(None) => {
-            failure(&format!(
-                "{}: deployment not found in {ns} namespace",
-                crate::install::DEPLOYMENT
-            ));
-            ok = false;
+            // No Deployment: controllers running elsewhere (`tidegate up`) hold their Lease.
+            let leases: Api<Lease> = Api::namespaced(client.clone(), ns);
+            let lease = leases
+                .get_opt(LEASE_NAME)
+                .await
+                .map_err(|e| super::api_error(&e))?;
+            match lease.as_ref().and_then(live_holder) {
+                Some(holder) => success(&format!(
+                    "controllers: running without a deployment (lease {LEASE_NAME} held by {holder})"
+                )),
+                None => {
+                    failure(&format!(
+                        "{}: deployment not found in {ns} namespace",
+                        crate::install::DEPLOYMENT
+                    ));
+                    ok = false;
+                }
+            }
         }
         Err(e) => return Err(super::api_error(&e)),
     }

@@ -1,11 +1,13 @@
-//! `tidegate uninstall [--keep-namespace] [--silent]`: remove Tidegate and keep the workloads,
-//! in Flux's order — the controllers first, then the toolkit finalizers (so deleting the
-//! objects prunes nothing), then the CRDs, then the namespace.
+//! `tidegate uninstall [--keep-namespace] [--prune-workloads] [--silent]`: remove Tidegate and
+//! keep the workloads, in Flux's order — the controllers first, then the toolkit finalizers (so
+//! deleting the objects prunes nothing), then the CRDs, then the namespace. Asked to
+//! (`--prune-workloads`), it first deletes every Kustomization while the controllers still run,
+//! so that those with `prune: true` garbage-collect what they applied.
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 
 use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION};
-use super::{Global, action, crd_resource, resource, success};
+use super::{Global, action, crd_resource, resource, success, waiting};
 
 /// Flags of `uninstall`.
 #[derive(clap::Args, Debug)]
@@ -13,6 +15,10 @@ pub struct Args {
     /// Keep the namespace.
     #[arg(long)]
     keep_namespace: bool,
+    /// Delete the workloads too: delete every Kustomization first and wait while the
+    /// controllers prune what those with `prune: true` applied.
+    #[arg(long)]
+    prune_workloads: bool,
     /// Uninstall without asking.
     #[arg(short, long)]
     silent: bool,
@@ -29,6 +35,49 @@ async fn delete(api: &Api<DynamicObject>, name: &str) -> anyhow::Result<bool> {
     }
 }
 
+/// Deletes every Kustomization and waits until their finalizers ran (the controllers prune
+/// the inventories of those with `prune: true`).
+async fn prune_workloads(
+    client: &kube::Client,
+    timeout: std::time::Duration,
+) -> anyhow::Result<()> {
+    let all: Api<DynamicObject> = Api::all_with(client.clone(), &KUSTOMIZATION.resource());
+    let list = |all: Api<DynamicObject>| async move {
+        match all.list(&ListParams::default()).await {
+            Ok(l) => Ok(l.items),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(Vec::new()),
+            Err(e) => Err(super::api_error(&e)),
+        }
+    };
+    action("deleting Kustomizations in all namespaces, pruning their workloads");
+    for o in list(all.clone()).await? {
+        let (Some(name), Some(namespace)) = (o.metadata.name.clone(), o.metadata.namespace.clone())
+        else {
+            continue;
+        };
+        if delete(&KUSTOMIZATION.api(client, &namespace), &name).await? {
+            success(&format!("Kustomization/{namespace}/{name} deleted"));
+        }
+    }
+    waiting("waiting for the Kustomizations to be finalized");
+    let _spinner = super::spinner("waiting for the Kustomizations to be finalized");
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = list(all.clone()).await?;
+        if left.is_empty() {
+            success("Kustomizations finalized, workloads pruned");
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            anyhow::bail!(
+                "timeout waiting for {} Kustomization(s) to be finalized; nothing else was removed",
+                left.len()
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}
+
 /// Runs `uninstall`.
 pub async fn run(a: Args) -> anyhow::Result<()> {
     let client = a.global.cluster.client().await?;
@@ -38,6 +87,9 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
         a.silent,
         "uninstall",
     )?;
+    if a.prune_workloads {
+        prune_workloads(&client, a.global.timeout).await?;
+    }
     action(&format!("deleting components in {ns} namespace"));
     let components = [
         (
