@@ -137,7 +137,12 @@ fn exchange(address: &str, timeout: Duration) -> Result<String, String> {
     write_packet(&mut stream, &kexinit, &rng).map_err(io)?;
 
     let server = read_message(&mut stream, MSG_KEXINIT)?;
-    let mut r = Reader(&server[17..]);
+    // After the message type and the 16-byte cookie come the name-lists.
+    let mut r = Reader(
+        server
+            .get(17..)
+            .ok_or("ssh: handshake failed: truncated KEXINIT")?,
+    );
     let server_kex = r.name_list()?;
     let server_host_keys = r.name_list()?;
     let kex = choose(KEX, &server_kex)
@@ -161,7 +166,7 @@ fn exchange(address: &str, timeout: Duration) -> Result<String, String> {
     write_packet(&mut stream, &init, &rng).map_err(io)?;
 
     let reply = read_message(&mut stream, MSG_KEX_ECDH_REPLY)?;
-    let blob = Reader(&reply[1..]).string()?;
+    let blob = Reader(reply.get(1..).unwrap_or_default()).string()?;
     let key = ssh_key::PublicKey::from_bytes(blob)
         .map_err(|e| format!("ssh: the server's host key cannot be read: {e}"))?;
     let mut disconnect = vec![MSG_DISCONNECT, 0, 0, 0, 11];
@@ -299,6 +304,56 @@ mod tests {
         assert_eq!(known_hosts_host("127.0.0.1:2222"), "[127.0.0.1]:2222");
         assert_eq!(known_hosts_host("[::1]:2222"), "[::1]:2222");
         assert_eq!(known_hosts_host("[::1]:22"), "::1");
+    }
+
+    /// A server that answers the identification with `payload` as its first packet.
+    fn fake_server(payload: Vec<u8>) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.write_all(b"a banner line\r\nSSH-2.0-fake\r\n").unwrap();
+            let padding = 4usize;
+            let mut packet = ((1 + payload.len() + padding) as u32)
+                .to_be_bytes()
+                .to_vec();
+            packet.push(padding as u8);
+            packet.extend_from_slice(&payload);
+            packet.extend_from_slice(&[0; 4]);
+            s.write_all(&packet).unwrap();
+            let mut sink = [0u8; 4096];
+            while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+        });
+        address
+    }
+
+    #[test]
+    fn malformed_servers_are_errors_not_panics() {
+        let timeout = Duration::from_secs(5);
+        let e = scan_host_key(&fake_server(vec![MSG_KEXINIT, 1, 2]), timeout)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("ssh: handshake failed: truncated KEXINIT"),
+            "{e}"
+        );
+        let mut kexinit = vec![MSG_KEXINIT];
+        kexinit.extend_from_slice(&[0; 16]);
+        put_string(&mut kexinit, b"diffie-hellman-group1-sha1");
+        put_string(&mut kexinit, b"ssh-ed25519");
+        let e = scan_host_key(&fake_server(kexinit), timeout)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ssh: no common algorithm for key exchange"),
+            "{e}"
+        );
+        let mut disconnect = vec![MSG_DISCONNECT, 0, 0, 0, 2];
+        put_string(&mut disconnect, b"go away");
+        let e = scan_host_key(&fake_server(disconnect), timeout)
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("ssh: disconnect, reason: go away"), "{e}");
     }
 
     #[test]
