@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Context as _;
-use tidegate_source::git::{self, Auth, GitReference, Outcome};
+use tidegate_source::git::{self, Auth, Outcome};
 use tidegate_source::storage::{Retention, Storage};
 use tidegate_source::tree::{FileTree, NoBlobs};
 
@@ -29,18 +29,8 @@ pub struct ArtifactArgs {
     /// Git repository URL to fetch and pack (anonymous access).
     #[arg(long)]
     git: Option<String>,
-    /// Branch (default `master`, as Flux).
-    #[arg(long)]
-    branch: Option<String>,
-    /// Tag.
-    #[arg(long)]
-    tag: Option<String>,
-    /// Semver range over tags.
-    #[arg(long)]
-    tag_semver: Option<String>,
-    /// Commit SHA.
-    #[arg(long)]
-    commit: Option<String>,
+    #[command(flatten)]
+    reference: crate::git_ref::RefArgs,
     /// Ignore patterns (`.sourceignore` syntax), as `spec.ignore`.
     #[arg(long)]
     ignore: Option<String>,
@@ -79,13 +69,7 @@ pub fn run(build: Build) -> anyhow::Result<()> {
             (String::new(), written, tree.file_count())
         }
         (None, Some(url)) => {
-            let reference = GitReference {
-                branch: args.branch.clone(),
-                tag: args.tag.clone(),
-                semver: args.tag_semver.clone(),
-                name: None,
-                commit: args.commit.clone(),
-            };
+            let reference = args.reference.reference();
             let work = tempfile::tempdir()?;
             let interrupt = AtomicBool::new(false);
             let auth = Auth::from_secret(url, None)?;

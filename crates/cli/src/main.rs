@@ -7,6 +7,7 @@ mod cluster;
 mod controllers;
 mod example;
 mod flux;
+mod git_ref;
 mod install;
 mod kustomize;
 mod up;

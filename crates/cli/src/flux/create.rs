@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind, wait_handled};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
+use super::reconcile::wait_handled;
 use super::secret::SecretGitArgs;
 use super::{Global, action, success, waiting};
 
@@ -47,18 +48,8 @@ pub struct GitArgs {
     /// The repository URL.
     #[arg(long)]
     url: String,
-    /// Git branch.
-    #[arg(long)]
-    branch: Option<String>,
-    /// Git tag.
-    #[arg(long)]
-    tag: Option<String>,
-    /// Git tag semver range.
-    #[arg(long)]
-    tag_semver: Option<String>,
-    /// Git commit SHA.
-    #[arg(long)]
-    commit: Option<String>,
+    #[command(flatten)]
+    reference: crate::git_ref::RefArgs,
     /// The name of an existing secret with Git credentials.
     #[arg(long)]
     secret_ref: Option<String>,
@@ -112,26 +103,9 @@ fn interval(text: &str) -> anyhow::Result<String> {
 }
 
 fn git_object(a: &GitArgs) -> anyhow::Result<Value> {
-    let mut r = Map::new();
-    // Keys in Flux's (alphabetical) order.
-    if let Some(b) = &a.branch {
-        r.insert("branch".into(), json!(b));
-    }
-    if let Some(c) = &a.commit {
-        r.insert("commit".into(), json!(c));
-    }
-    if let Some(s) = &a.tag_semver {
-        r.insert("semver".into(), json!(s));
-    }
-    if let Some(t) = &a.tag {
-        r.insert("tag".into(), json!(t));
-    }
-    if r.is_empty() {
-        r.insert("branch".into(), json!("master"));
-    }
     let mut spec = Map::new();
     spec.insert("interval".into(), json!(interval(&a.interval)?));
-    spec.insert("ref".into(), Value::Object(r));
+    spec.insert("ref".into(), a.reference.spec_ref());
     if let Some(s) = &a.secret_ref {
         spec.insert("secretRef".into(), json!({"name": s}));
     }

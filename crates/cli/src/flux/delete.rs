@@ -3,26 +3,11 @@
 
 use kube::api::DeleteParams;
 
-use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
+use super::kind::Kind;
 use super::{Global, action, success};
 
-/// What to delete.
-#[derive(clap::Subcommand, Debug)]
-pub enum What {
-    /// A source.
-    #[command(subcommand)]
-    Source(SourceWhat),
-    /// A Kustomization (its objects are pruned when it has `prune: true`).
-    #[command(alias = "ks")]
-    Kustomization(Args),
-}
-
-/// Source kinds.
-#[derive(clap::Subcommand, Debug)]
-pub enum SourceWhat {
-    /// A GitRepository.
-    Git(Args),
-}
+/// What to delete (a Kustomization's objects are pruned when it has `prune: true`).
+pub type What = super::kind::Target<Args, Args>;
 
 /// Flags of `delete`.
 #[derive(clap::Args, Debug)]
@@ -56,8 +41,6 @@ async fn delete(kind: Kind, noun: &str, a: &Args) -> anyhow::Result<()> {
 
 /// Runs `delete`.
 pub async fn run(what: What) -> anyhow::Result<()> {
-    match what {
-        What::Source(SourceWhat::Git(a)) => delete(GIT_REPOSITORY, "source git", &a).await,
-        What::Kustomization(a) => delete(KUSTOMIZATION, "kustomization", &a).await,
-    }
+    let (kind, noun, a) = what.pick();
+    delete(kind, noun, &a).await
 }

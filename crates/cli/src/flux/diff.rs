@@ -6,10 +6,9 @@
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::{Discovery, Scope};
 use serde_json::Value;
-use tidegate_apply::inventory::parse_id;
 use tidegate_core::ObjectRef;
 
-use super::reconcile::KUSTOMIZATION;
+use super::kind::KUSTOMIZATION;
 
 /// What to diff.
 #[derive(clap::Subcommand, Debug)]
@@ -156,18 +155,8 @@ async fn diff(a: &super::build::Args) -> anyhow::Result<bool> {
         .await
     {
         let prune = ks.data.pointer("/spec/prune").and_then(Value::as_bool) == Some(true);
-        let entries = ks
-            .data
-            .pointer("/status/inventory/entries")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for e in entries {
-            let Some(id) = e["id"].as_str() else { continue };
-            if prune
-                && !seen.contains(id)
-                && let Some(r) = parse_id(id)
-            {
+        for (id, r) in super::kind::inventory(&ks) {
+            if prune && !seen.contains(id.as_str()) {
                 println!("► {r} deleted");
                 changed = true;
             }

@@ -7,25 +7,10 @@ use serde_json::{Map, Value};
 
 use super::Global;
 use super::create::export_yaml;
-use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
+use super::kind::Kind;
 
 /// What to export.
-#[derive(clap::Subcommand, Debug)]
-pub enum What {
-    /// Sources.
-    #[command(subcommand)]
-    Source(SourceWhat),
-    /// Kustomizations.
-    #[command(alias = "ks")]
-    Kustomization(Args),
-}
-
-/// Source kinds.
-#[derive(clap::Subcommand, Debug)]
-pub enum SourceWhat {
-    /// GitRepositories.
-    Git(Args),
-}
+pub type What = super::kind::Target<Args, Args>;
 
 /// Flags of `export`.
 #[derive(clap::Args, Debug)]
@@ -96,8 +81,6 @@ async fn export(kind: Kind, a: &Args) -> anyhow::Result<()> {
 
 /// Runs `export`.
 pub async fn run(what: What) -> anyhow::Result<()> {
-    match what {
-        What::Source(SourceWhat::Git(a)) => export(GIT_REPOSITORY, &a).await,
-        What::Kustomization(a) => export(KUSTOMIZATION, &a).await,
-    }
+    let (kind, _, a) = what.pick();
+    export(kind, &a).await
 }

@@ -6,7 +6,7 @@ use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client};
 use serde_json::Value;
 
-use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
 
 use super::Global;
 
@@ -126,16 +126,13 @@ fn row_of(kind: Kind, v: &Value) -> Row {
             .to_string()
     };
     let revision = text(kind.revision);
-    let ready = v
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+    let ready = super::kind::ready_condition(v)
         .and_then(|c| serde_json::from_value::<Condition>(c.clone()).ok());
     Row {
         namespace: text("/metadata/namespace"),
         name: text("/metadata/name"),
         revision,
-        suspended: v.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true),
+        suspended: super::kind::is_suspended(v),
         ready,
     }
 }

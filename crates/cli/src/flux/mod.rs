@@ -10,6 +10,7 @@ pub mod diff;
 pub mod events;
 pub mod export;
 pub mod get;
+pub mod kind;
 pub mod reconcile;
 pub mod secret;
 pub mod stats;

@@ -4,95 +4,16 @@
 
 use std::time::{Duration, Instant};
 
-use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
-use kube::core::GroupVersionKind;
-use kube::{Api, Client};
+use kube::Client;
+use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
+use super::kind::{SourceTarget, Target};
 use super::{Global, action, success, waiting};
 
-/// A toolkit kind the verbs act on.
-#[derive(Debug, Clone, Copy)]
-pub struct Kind {
-    /// `Kustomization`, `GitRepository`.
-    pub kind: &'static str,
-    group: &'static str,
-    plural: &'static str,
-    /// Where its revision is.
-    pub revision: &'static str,
-    /// `applied` or `fetched`.
-    pub verb: &'static str,
-}
-
-/// Kustomizations.
-pub const KUSTOMIZATION: Kind = Kind {
-    kind: "Kustomization",
-    group: "kustomize.toolkit.fluxcd.io",
-    plural: "kustomizations",
-    revision: "/status/lastAppliedRevision",
-    verb: "applied",
-};
-
-/// GitRepositories.
-pub const GIT_REPOSITORY: Kind = Kind {
-    kind: "GitRepository",
-    group: "source.toolkit.fluxcd.io",
-    plural: "gitrepositories",
-    revision: "/status/artifact/revision",
-    verb: "fetched",
-};
-
-impl Kind {
-    /// The object's revision (applied or fetched), empty when none yet.
-    pub fn revision_of<'a>(&self, obj: &'a DynamicObject) -> &'a str {
-        obj.data
-            .pointer(self.revision)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    }
-
-    /// The resource of this kind.
-    pub fn resource(&self) -> ApiResource {
-        let gvk = GroupVersionKind::gvk(self.group, "v1", self.kind);
-        ApiResource::from_gvk_with_plural(&gvk, self.plural)
-    }
-
-    /// The namespaced API of this kind.
-    pub fn api(&self, client: &Client, namespace: &str) -> Api<DynamicObject> {
-        Api::namespaced_with(client.clone(), namespace, &self.resource())
-    }
-
-    /// Reads one object, with Flux's not-found line.
-    pub async fn get(
-        &self,
-        client: &Client,
-        namespace: &str,
-        name: &str,
-    ) -> anyhow::Result<DynamicObject> {
-        self.api(client, namespace)
-            .get(name)
-            .await
-            .map_err(|e| super::describe(self.kind, namespace, name, &e))
-    }
-}
-
 /// What to reconcile.
-#[derive(clap::Subcommand, Debug)]
-pub enum What {
-    /// A source.
-    #[command(subcommand)]
-    Source(SourceWhat),
-    /// A Kustomization.
-    #[command(alias = "ks")]
-    Kustomization(KsArgs),
-}
-
-/// Source kinds.
-#[derive(clap::Subcommand, Debug)]
-pub enum SourceWhat {
-    /// A GitRepository.
-    Git(Args),
-}
+pub type What = Target<Args, KsArgs>;
 
 /// Flags of `reconcile source git`.
 #[derive(clap::Args, Debug)]
@@ -115,22 +36,13 @@ pub struct KsArgs {
     global: Global,
 }
 
-fn suspended(obj: &DynamicObject) -> bool {
-    obj.data.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
-}
-
 fn ready(obj: &DynamicObject) -> Option<(String, String)> {
-    obj.data
-        .pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == "Ready")
-        .map(|c| {
-            (
-                c["status"].as_str().unwrap_or("").to_string(),
-                c["message"].as_str().unwrap_or("").to_string(),
-            )
-        })
+    super::kind::ready_condition(&obj.data).map(|c| {
+        (
+            c["status"].as_str().unwrap_or("").to_string(),
+            c["message"].as_str().unwrap_or("").to_string(),
+        )
+    })
 }
 
 /// Waits until the object handled the request `token` and its Ready condition settled;
@@ -182,7 +94,7 @@ pub async fn request(
     timeout: Duration,
 ) -> anyhow::Result<()> {
     let obj = kind.get(client, namespace, name).await?;
-    if suspended(&obj) {
+    if super::kind::is_suspended(&obj.data) {
         anyhow::bail!("resource is suspended");
     }
     action(&format!(
@@ -210,7 +122,7 @@ pub async fn request(
 /// Runs `reconcile`.
 pub async fn run(what: What) -> anyhow::Result<()> {
     match what {
-        What::Source(SourceWhat::Git(a)) => {
+        Target::Source(SourceTarget::Git(a)) => {
             let client = a.global.cluster.client().await?;
             request(
                 GIT_REPOSITORY,
@@ -221,7 +133,7 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
-        What::Kustomization(a) => {
+        Target::Kustomization(a) => {
             let client = a.global.cluster.client().await?;
             let ns = &a.global.namespace;
             if a.with_source {

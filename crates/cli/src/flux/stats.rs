@@ -5,7 +5,7 @@ use kube::api::ListParams;
 use serde_json::Value;
 
 use super::Global;
-use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, is_suspended, ready_condition};
 
 /// Flags of `stats`.
 #[derive(clap::Args, Debug)]
@@ -54,20 +54,10 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
             .await
             .map_err(|e| super::api_error(&e))?
             .items;
-        let suspended = |o: &kube::api::DynamicObject| {
-            o.data.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
-        };
+        let suspended = |o: &kube::api::DynamicObject| is_suspended(&o.data);
         let failing = items
             .iter()
-            .filter(|o| {
-                o.data
-                    .pointer("/status/conditions")
-                    .and_then(Value::as_array)
-                    .is_some_and(|cs| {
-                        cs.iter()
-                            .any(|c| c["type"] == "Ready" && c["status"] == "False")
-                    })
-            })
+            .filter(|o| ready_condition(&o.data).is_some_and(|c| c["status"] == "False"))
             .count();
         let paused = items.iter().filter(|o| suspended(o)).count();
         let storage: u64 = items

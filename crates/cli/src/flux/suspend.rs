@@ -3,26 +3,11 @@
 
 use kube::api::{Patch, PatchParams};
 
-use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION, Kind, wait_handled};
+use super::reconcile::wait_handled;
 use super::{Global, action, success, waiting};
 
 /// What to suspend or resume.
-#[derive(clap::Subcommand, Debug)]
-pub enum What {
-    /// A source.
-    #[command(subcommand)]
-    Source(SourceWhat),
-    /// A Kustomization.
-    #[command(alias = "ks")]
-    Kustomization(Args),
-}
-
-/// Source kinds.
-#[derive(clap::Subcommand, Debug)]
-pub enum SourceWhat {
-    /// A GitRepository.
-    Git(Args),
-}
+pub type What = super::kind::Target<Args, Args>;
 
 /// Flags of `suspend` and `resume`.
 #[derive(clap::Args, Debug)]
@@ -33,16 +18,9 @@ pub struct Args {
     global: Global,
 }
 
-fn target(what: What) -> (Kind, &'static str, Args) {
-    match what {
-        What::Source(SourceWhat::Git(a)) => (GIT_REPOSITORY, "source git", a),
-        What::Kustomization(a) => (KUSTOMIZATION, "kustomization", a),
-    }
-}
-
 /// Runs `suspend` (`resume == false`) or `resume`.
 pub async fn run(what: What, resume: bool) -> anyhow::Result<()> {
-    let (kind, noun, a) = target(what);
+    let (kind, noun, a) = what.pick();
     let client = a.global.cluster.client().await?;
     let ns = &a.global.namespace;
     kind.get(&client, ns, &a.name).await?;

@@ -6,7 +6,7 @@ use kube::discovery::{Discovery, Scope};
 use serde_json::Value;
 
 use super::Global;
-use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION};
 
 /// Flags of `trace`.
 #[derive(clap::Args, Debug)]
@@ -27,9 +27,7 @@ fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
 }
 
 fn ready(v: &Value) -> (String, String) {
-    v.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+    super::kind::ready_condition(v)
         .map(|c| {
             (
                 format!("Last reconciled at {}", text(c, "/lastTransitionTime")),

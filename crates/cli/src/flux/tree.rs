@@ -2,11 +2,9 @@
 //! expanded, as `flux tree kustomization` prints it.
 
 use kube::Client;
-use serde_json::Value;
-use tidegate_apply::inventory::parse_id;
 
 use super::Global;
-use super::reconcile::KUSTOMIZATION;
+use super::kind::KUSTOMIZATION;
 
 /// Flags of `tree kustomization`.
 #[derive(clap::Args, Debug)]
@@ -44,16 +42,7 @@ fn label(kind: &str, namespace: &str, name: &str) -> String {
 async fn node(client: &Client, namespace: &str, name: &str, depth: usize) -> anyhow::Result<Node> {
     let obj = KUSTOMIZATION.get(client, namespace, name).await?;
     let mut children = Vec::new();
-    let entries = obj
-        .data
-        .pointer("/status/inventory/entries")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for e in entries {
-        let Some(r) = e["id"].as_str().and_then(parse_id) else {
-            continue;
-        };
+    for (_, r) in super::kind::inventory(&obj) {
         if r.kind == "Kustomization" && r.group == KUSTOMIZATION_GROUP && depth < 16 {
             match Box::pin(node(client, &r.namespace, &r.name, depth + 1)).await {
                 Ok(n) => children.push(n),

@@ -6,7 +6,7 @@
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 
-use super::reconcile::{GIT_REPOSITORY, KUSTOMIZATION};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION};
 use super::{Global, action, crd_resource, resource, success, waiting};
 
 /// Flags of `uninstall`.

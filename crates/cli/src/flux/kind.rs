@@ -1,0 +1,129 @@
+//! The toolkit kinds the verbs act on, and the `source git NAME | kustomization NAME` choice
+//! that `reconcile`, `suspend`, `resume`, `export` and `delete` share.
+
+use kube::api::{ApiResource, DynamicObject};
+use kube::core::GroupVersionKind;
+use kube::{Api, Client};
+use serde_json::Value;
+
+/// A toolkit kind the verbs act on.
+#[derive(Debug, Clone, Copy)]
+pub struct Kind {
+    /// `Kustomization`, `GitRepository`.
+    pub kind: &'static str,
+    group: &'static str,
+    plural: &'static str,
+    /// Where its revision is.
+    pub revision: &'static str,
+    /// `applied` or `fetched`.
+    pub verb: &'static str,
+}
+
+/// Kustomizations.
+pub const KUSTOMIZATION: Kind = Kind {
+    kind: "Kustomization",
+    group: "kustomize.toolkit.fluxcd.io",
+    plural: "kustomizations",
+    revision: "/status/lastAppliedRevision",
+    verb: "applied",
+};
+
+/// GitRepositories.
+pub const GIT_REPOSITORY: Kind = Kind {
+    kind: "GitRepository",
+    group: "source.toolkit.fluxcd.io",
+    plural: "gitrepositories",
+    revision: "/status/artifact/revision",
+    verb: "fetched",
+};
+
+impl Kind {
+    /// The object's revision (applied or fetched), empty when none yet.
+    pub fn revision_of<'a>(&self, obj: &'a DynamicObject) -> &'a str {
+        obj.data
+            .pointer(self.revision)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    /// The resource of this kind.
+    pub fn resource(&self) -> ApiResource {
+        let gvk = GroupVersionKind::gvk(self.group, "v1", self.kind);
+        ApiResource::from_gvk_with_plural(&gvk, self.plural)
+    }
+
+    /// The namespaced API of this kind.
+    pub fn api(&self, client: &Client, namespace: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(client.clone(), namespace, &self.resource())
+    }
+
+    /// Reads one object, with Flux's not-found line.
+    pub async fn get(
+        &self,
+        client: &Client,
+        namespace: &str,
+        name: &str,
+    ) -> anyhow::Result<DynamicObject> {
+        self.api(client, namespace)
+            .get(name)
+            .await
+            .map_err(|e| super::describe(self.kind, namespace, name, &e))
+    }
+}
+
+/// `source git …` or `kustomization …` (alias `ks`), with the verb's flags: `S` for sources,
+/// `K` for Kustomizations.
+#[derive(clap::Subcommand, Debug)]
+pub enum Target<S: clap::Args, K: clap::Args> {
+    /// A source.
+    #[command(subcommand)]
+    Source(SourceTarget<S>),
+    /// A Kustomization.
+    #[command(alias = "ks")]
+    Kustomization(K),
+}
+
+/// Source kinds.
+#[derive(clap::Subcommand, Debug)]
+pub enum SourceTarget<S: clap::Args> {
+    /// A GitRepository.
+    Git(S),
+}
+
+impl<A: clap::Args> Target<A, A> {
+    /// The kind, Flux's noun for it (`source git`, `kustomization`) and the flags.
+    pub fn pick(self) -> (Kind, &'static str, A) {
+        match self {
+            Target::Source(SourceTarget::Git(a)) => (GIT_REPOSITORY, "source git", a),
+            Target::Kustomization(a) => (KUSTOMIZATION, "kustomization", a),
+        }
+    }
+}
+
+/// A Kustomization's inventory: each entry's id with the object it names, in the recorded
+/// order (malformed ids are left out).
+pub fn inventory(obj: &DynamicObject) -> Vec<(String, tidegate_core::ObjectRef)> {
+    obj.data
+        .pointer("/status/inventory/entries")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let id = e["id"].as_str()?;
+            Some((id.to_string(), tidegate_apply::inventory::parse_id(id)?))
+        })
+        .collect()
+}
+
+/// The object's `Ready` condition, if it has one.
+pub fn ready_condition(obj: &Value) -> Option<&Value> {
+    obj.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")
+}
+
+/// Whether `spec.suspend` is true.
+pub fn is_suspended(obj: &Value) -> bool {
+    obj.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
+}
