@@ -13,8 +13,7 @@ use up_support::*;
 #[test]
 fn create_secret_git_ssh_and_https_against_up() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let up = up(&data, git_support::free_port(), &["--example"], true);
+    let up = up_example(dir.path());
     let kc = up.kubeconfig.clone();
     let repo = git_support::Repo::new();
     repo.write("deploy/configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: private\n  namespace: default\ndata:\n  a: \"1\"\n");

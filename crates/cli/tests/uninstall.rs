@@ -9,24 +9,10 @@ use up_support::*;
 
 const CRD: &str = "kustomizations.kustomize.toolkit.fluxcd.io";
 
-/// `tidegate up --example` in `dir`, converged.
-fn example(dir: &std::path::Path) -> Up {
-    let up = up(
-        &dir.join("data"),
-        git_support::free_port(),
-        &["--example"],
-        true,
-    );
-    wait_until("the example to converge", || {
-        all_ready(&up.kubeconfig, "main@sha1:")
-    });
-    up
-}
-
 #[test]
 fn uninstall_keeps_the_workloads_against_up() {
     let dir = tempfile::tempdir().unwrap();
-    let up = example(dir.path());
+    let up = up_example(dir.path());
     let kc = up.kubeconfig.clone();
 
     let (code, _, err) = tidegate(&kc, &["uninstall"]);
@@ -77,7 +63,7 @@ fn uninstall_keeps_the_workloads_against_up() {
 #[test]
 fn uninstall_prune_workloads_against_up() {
     let dir = tempfile::tempdir().unwrap();
-    let up = example(dir.path());
+    let up = up_example(dir.path());
     let kc = up.kubeconfig.clone();
     assert!(kubectl_ok(
         &kc,

@@ -190,14 +190,10 @@ fn kill_9_during_a_reconcile_then_restart_converges_with_nothing_orphaned() {
     drop(second);
 }
 
-/// Runs `tidegate ARGS --kubeconfig KC`; returns (exit code, stdout, stderr).
-
 #[test]
 fn flux_verbs_get_reconcile_suspend_resume_against_up() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let port = git_support::free_port();
-    let up = up(&data, port, &["--example"], true);
+    let up = up_example(dir.path());
     let kc = up.kubeconfig.clone();
 
     let (code, out, _) = tidegate(&kc, &["get", "kustomizations"]);
@@ -358,9 +354,7 @@ fn flux_verbs_get_reconcile_suspend_resume_against_up() {
 #[test]
 fn flux_verbs_create_export_delete_against_up() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let port = git_support::free_port();
-    let up = up(&data, port, &["--example"], true);
+    let up = up_example(dir.path());
     let kc = up.kubeconfig.clone();
     let repo = git_support::Repo::new();
     let fixture =
@@ -515,9 +509,7 @@ fn flux_verbs_create_export_delete_against_up() {
 #[test]
 fn flux_verbs_tree_and_stats_against_up() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let port = git_support::free_port();
-    let up = up(&data, port, &["--example"], true);
+    let up = up_example(dir.path());
     let kc = up.kubeconfig.clone();
 
     let (code, out, err) = tidegate(&kc, &["tree", "kustomization", "flux-system"]);
@@ -664,7 +656,7 @@ fn flux_verbs_tree_and_stats_against_up() {
     git_support::run(Command::new("git").args([
         "clone",
         "-q",
-        data.join("example.git").to_str().unwrap(),
+        dir.path().join("data/example.git").to_str().unwrap(),
         work.to_str().unwrap(),
     ]));
     let prod_dir = work.join("apps/production").display().to_string();

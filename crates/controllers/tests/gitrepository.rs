@@ -13,7 +13,6 @@ use git_support::{GitDaemon, Repo};
 use serde_json::Value;
 use tidegate_controllers::gitrepository;
 use tidegate_controllers::metrics::Metrics;
-use tidegate_source::storage::{Retention, Storage};
 
 struct Env {
     server: common::TestServer,
@@ -40,22 +39,8 @@ async fn start() -> Env {
         "--for=condition=Established",
         "crd/gitrepositories.source.toolkit.fluxcd.io",
     ]);
-    let storage_dir = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let storage = Arc::new(
-        Storage::new(
-            storage_dir.path(),
-            &addr.to_string(),
-            Retention {
-                ttl: Duration::from_secs(3600),
-                records: 2,
-            },
-        )
-        .unwrap(),
-    );
-    let app = tidegate_source::server::router(storage.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (storage, storage_dir) = git_support::artifact_server().await;
+    let base = storage.url("").trim_end_matches('/').to_string();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let metrics = Metrics::new();
     let client = server.client().await;
@@ -76,7 +61,7 @@ async fn start() -> Env {
     Env {
         server,
         storage_dir,
-        base: format!("http://{addr}"),
+        base,
         stop: Some(tx),
         metrics,
     }

@@ -14,7 +14,6 @@ use git_support::Repo;
 use serde_json::Value;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{gitrepository, kustomization};
-use tidegate_source::storage::{Retention, Storage};
 
 struct Env {
     server: common::TestServer,
@@ -110,22 +109,7 @@ async fn start_with(proxy: Option<&mut Option<Recorded>>) -> Env {
         "crd/gitrepositories.source.toolkit.fluxcd.io",
         "crd/kustomizations.kustomize.toolkit.fluxcd.io",
     ]);
-    let storage_dir = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let storage = Arc::new(
-        Storage::new(
-            storage_dir.path(),
-            &addr.to_string(),
-            Retention {
-                ttl: Duration::from_secs(3600),
-                records: 2,
-            },
-        )
-        .unwrap(),
-    );
-    let app = tidegate_source::server::router(storage.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (storage, storage_dir) = git_support::artifact_server().await;
     let (tx, rx) = tokio::sync::watch::channel(false);
     let stop = move || {
         let mut rx = rx.clone();
@@ -294,6 +278,13 @@ const NAMESPACE: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app
 fn config_map(name: &str, value: &str) -> String {
     format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: apps\ndata:\n  key: \"{value}\"\n"
+    )
+}
+
+/// The `web` Deployment the tests deploy; `namespace` is its metadata line (or nothing).
+fn web_deployment(namespace: &str, replicas: &str, image: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n{namespace}spec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers: [{{name: web, image: \"{image}\"}}]\n"
     )
 }
 
@@ -566,19 +557,7 @@ spec:
     );
     repo.write(
         "apps/deploy.yaml",
-        r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: apps
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.27"}]
-"#,
+        &web_deployment("  namespace: apps\n", "2", "nginx:1.27"),
     );
     let r1 = push(&env, &repo, "infra and apps");
     env.server
@@ -672,18 +651,7 @@ async fn overlays_substitution_and_common_metadata() {
     );
     repo.write(
         "app/deploy.yaml",
-        r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: ${replicas}
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "ghcr.io/example/web:1.0.0"}]
-"#,
+        &web_deployment("", "${replicas}", "ghcr.io/example/web:1.0.0"),
     );
     let r1 = push(&env, &repo, "app");
     env.server.ok(&["create", "namespace", "staging"]);
@@ -870,19 +838,7 @@ async fn a_workload_that_degrades_later_fails_the_next_periodic_health_check() {
     repo.write("deploy/namespace.yaml", NAMESPACE);
     repo.write(
         "deploy/deploy.yaml",
-        r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: apps
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.27"}]
-"#,
+        &web_deployment("  namespace: apps\n", "1", "nginx:1.27"),
     );
     let r1 = push(&env, &repo, "web");
     env.server

@@ -71,6 +71,20 @@ pub fn up(data: &Path, port: u16, args: &[&str], wait_for_line: bool) -> Up {
     up
 }
 
+/// `tidegate up --example` with its data in `dir`, on a free port, converged.
+pub fn up_example(dir: &Path) -> Up {
+    let up = up(
+        &dir.join("data"),
+        crate::git_support::free_port(),
+        &["--example"],
+        true,
+    );
+    wait_until("the example to converge", || {
+        all_ready(&up.kubeconfig, "main@sha1:")
+    });
+    up
+}
+
 pub fn kubectl_ok(kc: &Path, args: &[&str]) -> bool {
     Command::new("kubectl")
         .arg("--kubeconfig")

@@ -497,3 +497,30 @@ pub async fn download(url: &str) -> (Vec<u8>, String) {
     );
     (bytes, digest)
 }
+
+/// An artifact store in a temporary directory, served over HTTP on a loopback port as the
+/// source controller serves it (retention: one hour, two records). The directory lives as long
+/// as the returned guard.
+pub async fn artifact_server() -> (
+    std::sync::Arc<tidegate_source::storage::Storage>,
+    tempfile::TempDir,
+) {
+    use tidegate_source::storage::{Retention, Storage};
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let storage = std::sync::Arc::new(
+        Storage::new(
+            dir.path(),
+            &addr.to_string(),
+            Retention {
+                ttl: Duration::from_secs(3600),
+                records: 2,
+            },
+        )
+        .unwrap(),
+    );
+    let app = tidegate_source::server::router(storage.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (storage, dir)
+}
