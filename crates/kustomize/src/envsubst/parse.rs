@@ -105,17 +105,11 @@ impl Parser {
 
     /// Consumes up to `max` characters for which `ok` holds.
     fn take(&mut self, max: usize, ok: impl Fn(char) -> bool) -> String {
-        let mut s = String::new();
-        while s.chars().count() < max {
-            match self.peek() {
-                Some(c) if ok(c) => {
-                    s.push(c);
-                    self.pos += 1;
-                }
-                _ => break,
-            }
+        let start = self.pos;
+        while self.pos - start < max && self.peek().is_some_and(&ok) {
+            self.pos += 1;
         }
-        s
+        self.chars[start..self.pos].iter().collect()
     }
 
     fn ident(&mut self) -> String {
