@@ -31,8 +31,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Serve HTTPS (the default) or plain HTTP.
     pub tls: bool,
-    /// How many recent changes watches can resume from; older resourceVersions get 410.
-    pub watch_history: usize,
+    /// How much recent history watches can resume from (events and bytes); older
+    /// resourceVersions get 410 Gone.
+    pub watch_history: crate::store::LogLimits,
     /// Run the workload simulator (see [`crate::simulator`]) with this rollout delay.
     pub workload_simulator: Option<std::time::Duration>,
 }
@@ -43,7 +44,7 @@ impl Default for Config {
             data_dir: None,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             tls: true,
-            watch_history: 100_000,
+            watch_history: crate::store::LogLimits::default(),
             workload_simulator: None,
         }
     }
@@ -128,7 +129,7 @@ impl ApiServer {
                 .map_err(io_err(format!("creating data directory {}", dir.display())))?;
         }
         let store = Arc::new(
-            Store::open(config.data_dir.as_deref())?.with_log_capacity(config.watch_history),
+            Store::open(config.data_dir.as_deref())?.with_log_limits(config.watch_history),
         );
         let credentials = tls::load_or_create(config.data_dir.as_deref())?;
         let state = Arc::new(ServerState {

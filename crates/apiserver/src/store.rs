@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 /// Where an object lives: storage resource (`group/plural`), namespace (empty when
 /// cluster-scoped) and name.
@@ -71,6 +71,9 @@ pub struct StoreEvent {
     pub object: Arc<Value>,
     /// The object before the change, if it existed.
     pub prev: Option<Arc<Value>>,
+    /// What the event holds in memory, roughly: the object's JSON length, twice when the
+    /// previous state is kept as well.
+    pub bytes: usize,
 }
 
 /// What a mutation closure asks the store to do.
@@ -120,26 +123,49 @@ struct Index {
     per_namespace: HashMap<String, usize>,
     rv: u64,
     log: VecDeque<Arc<StoreEvent>>,
+    /// The sum of the logged events' `bytes`.
+    log_bytes: usize,
     /// Every revision above this one is in `log`.
     log_floor: u64,
 }
 
-/// Logged events after a revision, and the receiver for everything later.
-pub type WatchStart = (Vec<Arc<StoreEvent>>, broadcast::Receiver<Arc<StoreEvent>>);
+/// A resource's current objects and the revision they are at.
+pub type Snapshot = (Vec<(Key, Arc<Value>)>, u64);
 
-/// A resource's current objects, the revision they are at, and the receiver for later changes.
-pub type Snapshot = (
-    Vec<(Key, Arc<Value>)>,
-    u64,
-    broadcast::Receiver<Arc<StoreEvent>>,
-);
+/// How much history the watch log keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogLimits {
+    /// At most this many events.
+    pub events: usize,
+    /// At most this many bytes (the objects' JSON length; see [`StoreEvent::bytes`]).
+    pub bytes: usize,
+}
+
+impl Default for LogLimits {
+    fn default() -> Self {
+        LogLimits {
+            events: 100_000,
+            bytes: 64 << 20,
+        }
+    }
+}
+
+/// Events the broadcast to the server's own controllers buffers; a consumer that falls
+/// further behind resynchronises from the index.
+const BROADCAST_CAPACITY: usize = 4096;
 
 /// The store. Cheap to share behind an `Arc`.
+///
+/// Memory is bounded by the objects themselves plus the watch log, which is bounded in events
+/// and bytes: watches read the log (they are only told the revision moved on), so a watcher
+/// that stops reading pins nothing, and one that falls behind the log is ended (its client
+/// resumes, or re-lists on 410 Gone, as after an etcd compaction).
 pub struct Store {
     writer: Mutex<Option<Connection>>,
     index: RwLock<Index>,
     events: broadcast::Sender<Arc<StoreEvent>>,
-    log_capacity: usize,
+    revision: watch::Sender<u64>,
+    limits: LogLimits,
 }
 
 fn uid_of(v: &Value) -> Option<&str> {
@@ -223,6 +249,7 @@ impl Store {
             per_namespace: HashMap::new(),
             rv: 0,
             log: VecDeque::new(),
+            log_bytes: 0,
             log_floor: 0,
         };
         let conn = match dir {
@@ -274,19 +301,30 @@ impl Store {
             }
         };
         index.log_floor = index.rv;
-        let (events, _) = broadcast::channel(65536);
+        let (events, _) = broadcast::channel(BROADCAST_CAPACITY);
+        let (revision, _) = watch::channel(index.rv);
         Ok(Store {
             writer: Mutex::new(conn),
             index: RwLock::new(index),
             events,
-            log_capacity: 100_000,
+            revision,
+            limits: LogLimits::default(),
         })
     }
 
-    /// Sets how many events the watch log keeps (older ones answer 410 Gone).
-    pub fn with_log_capacity(mut self, capacity: usize) -> Store {
-        self.log_capacity = capacity.max(1);
+    /// Sets how much history the watch log keeps (older revisions answer 410 Gone).
+    pub fn with_log_limits(mut self, limits: LogLimits) -> Store {
+        self.limits = LogLimits {
+            events: limits.events.max(1),
+            bytes: limits.bytes,
+        };
         self
+    }
+
+    /// The events and bytes the watch log holds now.
+    pub fn log_usage(&self) -> (usize, usize) {
+        let idx = self.read();
+        (idx.log.len(), idx.log_bytes)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Index> {
@@ -373,11 +411,14 @@ impl Store {
                 if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
                     meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
                 }
+                let text = value.to_string();
                 if let Some(conn) = writer.as_ref() {
-                    persist_put(conn, key, rv, &value.to_string()).map_err(StoreError::from)?;
+                    persist_put(conn, key, rv, &text).map_err(StoreError::from)?;
                 }
                 let value = Arc::new(value);
                 let created = current.is_none();
+                let bytes = if created { text.len() } else { 2 * text.len() };
+                drop(text);
                 self.publish(
                     key,
                     rv,
@@ -388,6 +429,7 @@ impl Store {
                     },
                     value.clone(),
                     current,
+                    bytes,
                 );
                 Ok(Outcome {
                     object: Some(value),
@@ -410,8 +452,9 @@ impl Store {
                 if let Some(meta) = last.get_mut("metadata").and_then(Value::as_object_mut) {
                     meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
                 }
+                let bytes = 2 * last.to_string().len();
                 let last = Arc::new(last);
-                self.publish(key, rv, EventType::Deleted, last.clone(), Some(old));
+                self.publish(key, rv, EventType::Deleted, last.clone(), Some(old), bytes);
                 Ok(Outcome {
                     object: Some(last),
                     written: true,
@@ -421,6 +464,7 @@ impl Store {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn publish(
         &self,
         key: &Key,
@@ -428,6 +472,7 @@ impl Store {
         kind: EventType,
         object: Arc<Value>,
         prev: Option<Arc<Value>>,
+        bytes: usize,
     ) {
         let mut idx = self.index.write().unwrap_or_else(|e| e.into_inner());
         if let Some(old) = &prev {
@@ -446,21 +491,32 @@ impl Store {
             key: key.clone(),
             object,
             prev,
+            bytes,
         });
         idx.log.push_back(event.clone());
-        while idx.log.len() > self.log_capacity {
+        idx.log_bytes += bytes;
+        // The newest event always stays, whatever its size.
+        while idx.log.len() > 1
+            && (idx.log.len() > self.limits.events || idx.log_bytes > self.limits.bytes)
+        {
             if let Some(e) = idx.log.pop_front() {
                 idx.log_floor = e.rv;
+                idx.log_bytes -= e.bytes;
             }
         }
-        // Sent while the index lock is held, so a watcher that subscribes under the read lock
-        // sees each event exactly once: either in the replayed log or from the channel.
+        // Sent while the index lock is held, so a consumer that subscribes under the read lock
+        // sees each event exactly once: either in the index it reads or from the channel.
         let _ = self.events.send(event);
+        self.revision.send_replace(rv);
     }
 
-    /// Starts a watch after revision `from`: the logged events after it, and a receiver for
-    /// everything later. Fails with `Expired` when the log no longer reaches back to `from`.
-    pub fn watch_from(&self, from: u64) -> Result<WatchStart, StoreError> {
+    /// The logged events after revision `from`, oldest first, at most `limit` of them. Fails
+    /// with `Expired` when the log no longer reaches back to `from`.
+    pub fn events_after(
+        &self,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<Arc<StoreEvent>>, StoreError> {
         let idx = self.read();
         if from < idx.log_floor {
             return Err(StoreError::Expired {
@@ -468,13 +524,19 @@ impl Store {
                 oldest: idx.log_floor + 1,
             });
         }
-        let backlog = idx.log.iter().filter(|e| e.rv > from).cloned().collect();
-        Ok((backlog, self.events.subscribe()))
+        let first = idx.log.partition_point(|e| e.rv <= from);
+        Ok(idx.log.range(first..).take(limit).cloned().collect())
     }
 
-    /// A snapshot of one resource's objects plus a receiver for every later change: the basis
-    /// of watches that start with the current state.
-    pub fn snapshot_and_watch(&self, resource: &str, namespace: Option<&str>) -> Snapshot {
+    /// Tells when the revision moves on: watches wait on it, then read
+    /// [`events_after`](Store::events_after). Take it before reading what a watch starts from.
+    pub fn revision_changes(&self) -> watch::Receiver<u64> {
+        self.revision.subscribe()
+    }
+
+    /// A snapshot of one resource's objects and the revision it is at: the start of watches
+    /// that begin with the current state.
+    pub fn snapshot(&self, resource: &str, namespace: Option<&str>) -> Snapshot {
         let idx = self.read();
         let items = idx
             .objects
@@ -484,7 +546,7 @@ impl Store {
             })
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        (items, idx.rv, self.events.subscribe())
+        (items, idx.rv)
     }
 
     /// A receiver for every change from now on (for the server's own controllers).
@@ -567,30 +629,71 @@ mod tests {
     }
 
     #[test]
-    fn watch_replays_the_log_then_streams() {
+    fn watch_reads_the_log_after_a_revision() {
         let store = Store::open(None).expect("open");
+        let mut changes = store.revision_changes();
         put(&store, "a", "1");
         put(&store, "b", "1");
-        let (backlog, mut rx) = store.watch_from(1).expect("watch");
+        let backlog = store.events_after(1, usize::MAX).expect("watch");
         assert_eq!(backlog.len(), 1);
         assert_eq!(backlog[0].key.name, "b");
+        assert!(changes.has_changed().expect("open"));
+        changes.borrow_and_update();
         put(&store, "c", "1");
-        let e = rx.try_recv().expect("event");
-        assert_eq!(e.rv, 3);
-        assert_eq!(e.kind, EventType::Added);
+        assert_eq!(*changes.borrow_and_update(), 3);
+        let e = store.events_after(2, usize::MAX).expect("log");
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].rv, 3);
+        assert_eq!(e[0].kind, EventType::Added);
+        assert!(store.events_after(3, usize::MAX).expect("log").is_empty());
     }
 
     #[test]
     fn expired_history_is_reported() {
-        let mut store = Store::open(None).expect("open");
-        store.log_capacity = 2;
+        let store = Store::open(None).expect("open").with_log_limits(LogLimits {
+            events: 2,
+            bytes: 1 << 20,
+        });
         for i in 0..5 {
             put(&store, &format!("o{i}"), "x");
         }
         assert!(matches!(
-            store.watch_from(1),
+            store.events_after(1, usize::MAX),
             Err(StoreError::Expired { requested: 1, .. })
         ));
-        assert!(store.watch_from(3).is_ok());
+        assert!(store.events_after(3, usize::MAX).is_ok());
+    }
+
+    #[test]
+    fn history_is_bounded_by_bytes() {
+        // 200 rewrites of a 1 MiB object: the log keeps what fits in 8 MiB, not 200 MiB.
+        let limit = 8 << 20;
+        let store = Store::open(None).expect("open").with_log_limits(LogLimits {
+            events: 100_000,
+            bytes: limit,
+        });
+        let big = "x".repeat(1 << 20);
+        for _ in 0..200 {
+            put(&store, "big", &big);
+        }
+        let (events, bytes) = store.log_usage();
+        assert!(bytes <= limit, "{bytes} bytes in the log");
+        assert!((3..10).contains(&events), "{events} events in the log");
+        assert!(matches!(
+            store.events_after(100, usize::MAX),
+            Err(StoreError::Expired { .. })
+        ));
+        assert_eq!(
+            store.events_after(199, usize::MAX).expect("recent").len(),
+            1
+        );
+        // One object larger than the whole budget is still logged (the newest event stays).
+        let huge = "y".repeat(9 << 20);
+        put(&store, "big", &huge);
+        assert_eq!(store.log_usage().0, 1);
+        assert_eq!(
+            store.events_after(200, usize::MAX).expect("newest").len(),
+            1
+        );
     }
 }

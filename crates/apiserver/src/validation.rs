@@ -29,18 +29,19 @@ pub fn name_rule(group: &str, kind: &str) -> NameRule {
     }
 }
 
-fn is_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
+/// Whether `s` matches the DNS-1123 label pattern, whatever its length.
+fn matches_label(s: &str) -> bool {
+    is_label_part(s)
+}
+
+/// Whether `s` matches the DNS-1123 subdomain pattern, whatever its length.
+fn matches_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.split('.').all(is_label_part)
 }
 
 /// Whether `s` is a DNS-1123 subdomain.
 pub fn is_subdomain(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_label_part)
+    s.len() <= 253 && matches_subdomain(s)
 }
 
 fn is_label_part(s: &str) -> bool {
@@ -64,7 +65,9 @@ pub fn validate_name(name: &str, rule: NameRule, field: &str) -> Vec<Cause> {
                     "must be no more than 63 characters",
                 ));
             }
-            if !is_label(name) || name.len() > 63 && !is_label(&name[..63]) {
+            // The pattern is checked on the whole name, as kube-apiserver does; the length
+            // has its own message.
+            if !matches_label(name) {
                 out.push(Cause::invalid(field, &v, LABEL_MSG));
             }
         }
@@ -76,7 +79,7 @@ pub fn validate_name(name: &str, rule: NameRule, field: &str) -> Vec<Cause> {
                     "must be no more than 253 characters",
                 ));
             }
-            if !is_subdomain(&name[..name.len().min(253)]) {
+            if !matches_subdomain(name) {
                 out.push(Cause::invalid(field, &v, SUBDOMAIN_MSG));
             }
         }
@@ -212,8 +215,28 @@ mod tests {
             validate_name("a/b", NameRule::PathSegment, "metadata.name").len(),
             1
         );
+        // Too long but well formed: only the length message, as kube-apiserver answers.
         let long = "a".repeat(64);
-        assert!(!validate_name(&long, NameRule::Label, "metadata.name").is_empty());
+        let causes = validate_name(&long, NameRule::Label, "metadata.name");
+        assert_eq!(causes.len(), 1, "{causes:?}");
+        assert!(causes[0].message.contains("no more than 63"), "{causes:?}");
+        let causes = validate_name(&"a".repeat(254), NameRule::Subdomain, "metadata.name");
+        assert_eq!(causes.len(), 1, "{causes:?}");
+    }
+
+    #[test]
+    fn multibyte_names_are_refused_not_sliced() {
+        // Byte 63 and byte 253 fall inside a character: a byte slice there panicked.
+        for rule in [NameRule::Label, NameRule::Subdomain, NameRule::PathSegment] {
+            for name in ["é".repeat(200), format!("a{}", "€".repeat(100)), "ü".into()] {
+                let causes = validate_name(&name, rule, "metadata.name");
+                if rule != NameRule::PathSegment {
+                    assert!(!causes.is_empty(), "{rule:?} {name}");
+                }
+            }
+        }
+        let causes = validate_name(&"é".repeat(200), NameRule::Subdomain, "metadata.name");
+        assert_eq!(causes.len(), 2, "length and pattern: {causes:?}");
     }
 
     #[test]

@@ -371,3 +371,66 @@ async fn bad_patches_and_applies() {
     );
     assert_eq!(s.details.as_ref().map(|d| d.causes.len()), Some(3));
 }
+
+/// Server-side apply creates when the object is gone, whatever a concurrent delete does: the
+/// existence check and the write are one step, so no apply may answer 404 (kube-apiserver
+/// creates in that case).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn apply_racing_a_delete_creates_instead_of_answering_not_found() {
+    let t = common::start().await;
+    let client = t.client().await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut deleters = Vec::new();
+    for _ in 0..2 {
+        let cms = cms.clone();
+        let stop = stop.clone();
+        deleters.push(tokio::spawn(async move {
+            let mut deleted = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if cms.delete("race", &DeleteParams::default()).await.is_ok() {
+                    deleted += 1;
+                }
+            }
+            deleted
+        }));
+    }
+    let mut appliers = Vec::new();
+    for a in 0..3 {
+        let cms = cms.clone();
+        appliers.push(tokio::spawn(async move {
+            let mut failures = Vec::new();
+            for i in 0..150 {
+                let result = cms
+                    .patch(
+                        "race",
+                        &PatchParams::apply(&format!("applier-{a}")).force(),
+                        &Patch::Apply(json!({
+                            "apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "race"},
+                            "data": {format!("k{a}"): format!("{i}")}
+                        })),
+                    )
+                    .await;
+                if let Err(e) = result {
+                    failures.push(e.to_string());
+                }
+            }
+            failures
+        }));
+    }
+    let mut failures = Vec::new();
+    for a in appliers {
+        failures.extend(a.await.expect("applier"));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut deleted = 0;
+    for d in deleters {
+        deleted += d.await.expect("deleter");
+    }
+    assert!(failures.is_empty(), "applies failed: {failures:?}");
+    assert!(
+        deleted > 10,
+        "the deletes raced the applies ({deleted} deleted)"
+    );
+}

@@ -269,7 +269,10 @@ async fn reflector_tracks_the_collection() {
 #[tokio::test]
 async fn expired_watch_is_410_gone() {
     let t = common::start_with(tidegate_apiserver::Config {
-        watch_history: 5,
+        watch_history: tidegate_apiserver::store::LogLimits {
+            events: 5,
+            ..Default::default()
+        },
         ..Default::default()
     })
     .await;

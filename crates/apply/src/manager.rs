@@ -3,11 +3,12 @@
 
 use crate::changeset::{Action, ChangeSet, ChangeSetEntry};
 use crate::error::Error;
+use crate::inventory::{Inventory, InventoryEntry};
 use crate::live::{LiveIndex, Mode};
 use crate::normalize::{normalize, set_owner_labels};
 use crate::plan::{Item, Plan};
 use crate::policy::Policies;
-use crate::resolve::Resolver;
+use crate::resolve::{Resolver, Target};
 use crate::sort::{Stage, apply_order, stage_of};
 use crate::state::{AppliedState, desired_hash};
 use crate::takeover::TakeoverManager;
@@ -291,6 +292,42 @@ impl ResourceManager {
     }
 
     /// Normalises, labels and resolves every object; checks what needs no server.
+    /// The resource serving `object` (`None` while its kind is not served), and the reference
+    /// as applied: the namespace cleared for cluster-scoped kinds.
+    async fn locate(
+        &self,
+        api_version: &str,
+        mut object: ObjectRef,
+    ) -> Result<(ObjectRef, Option<Target>), Error> {
+        let target = self.resolver.resolve(api_version, &object.kind).await?;
+        if target.as_ref().is_some_and(|t| !t.namespaced) {
+            object.namespace.clear();
+        }
+        Ok((object, target))
+    }
+
+    /// The inventory applying `objects` would record, computed without writing anything:
+    /// what a caller records before the apply so that a crash during it orphans nothing.
+    /// Objects without apiVersion, kind or name (which the apply refuses) are left out.
+    pub async fn inventory_of(&self, objects: &[Value]) -> Result<Inventory, Error> {
+        let mut seen = HashSet::new();
+        let mut entries = Vec::new();
+        for obj in objects {
+            let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            let object = ObjectRef::from_object(obj);
+            if api_version.is_empty() || object.kind.is_empty() || object.name.is_empty() {
+                continue;
+            }
+            let (object, _) = self.locate(api_version, object).await?;
+            let id = crate::inventory::object_id(&object);
+            if seen.insert(id.clone()) {
+                let v = tidegate_core::object_ref::split_api_version(api_version).1;
+                entries.push(InventoryEntry { id, v: v.into() });
+            }
+        }
+        Ok(Inventory { entries })
+    }
+
     async fn prepare(
         &self,
         objects: Vec<Value>,
@@ -310,23 +347,19 @@ impl ResourceManager {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            let mut object = ObjectRef::from_object(&obj);
+            let object = ObjectRef::from_object(&obj);
             if api_version.is_empty() || object.kind.is_empty() || object.name.is_empty() {
                 errors.push(format!(
                     "{object}: an object needs apiVersion, kind and metadata.name"
                 ));
                 continue;
             }
-            let target = self.resolver.resolve(&api_version, &object.kind).await?;
-            if let Some(t) = &target
-                && !t.namespaced
-                && !object.namespace.is_empty()
+            let (object, target) = self.locate(&api_version, object).await?;
+            if object.namespace.is_empty()
+                && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
             {
                 // Cluster-scoped objects have no namespace; kubectl drops it too.
-                if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                    meta.remove("namespace");
-                }
-                object.namespace.clear();
+                meta.remove("namespace");
             }
             if !seen.insert(object.clone()) {
                 errors.push(format!("{object} is defined more than once"));

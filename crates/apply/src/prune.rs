@@ -6,8 +6,11 @@ use crate::error::{Error, describe};
 use crate::manager::ResourceManager;
 use crate::policy::Policies;
 use crate::sort::apply_order;
-use kube::api::{DeleteParams, PropagationPolicy};
+use kube::api::{DeleteParams, Preconditions, PropagationPolicy};
 use tidegate_core::ObjectRef;
+
+/// Delete attempts of one object whose preconditions failed before the prune gives up on it.
+const MAX_CONFLICTS: usize = 5;
 
 impl ResourceManager {
     /// Deletes `stale` objects (reference and version, as the inventory records them) in
@@ -56,42 +59,61 @@ impl ResourceManager {
             Err(e) => return (Action::Unknown, Some(format!("{r} query failed: {e}"))),
         };
         let api = target.api(&self.client, &r.namespace);
-        let live = match api.get_metadata_opt(&r.name).await {
-            Ok(None) => return (Action::Deleted, None),
-            Ok(Some(m)) => m,
-            Err(e) => {
-                return (
-                    Action::Unknown,
-                    Some(format!("{r} query failed: {}", describe(&e))),
-                );
+        // The decision rests on the labels read here; the delete carries that read's uid and
+        // resourceVersion as preconditions, so an object another Kustomization took over in
+        // between (new owner labels, new resourceVersion) is never deleted. A conflict means
+        // the object changed: read it and decide again.
+        for _ in 0..MAX_CONFLICTS {
+            let live = match api.get_metadata_opt(&r.name).await {
+                Ok(None) => return (Action::Deleted, None),
+                Ok(Some(m)) => m,
+                Err(e) => {
+                    return (
+                        Action::Unknown,
+                        Some(format!("{r} query failed: {}", describe(&e))),
+                    );
+                }
+            };
+            let labels = live.metadata.labels.clone().unwrap_or_default();
+            if let Some(owner) = &self.options.owner
+                && !owner.labels().iter().all(|(k, v)| labels.get(k) == Some(v))
+            {
+                return (Action::Skipped, None);
             }
-        };
-        let labels = live.metadata.labels.clone().unwrap_or_default();
-        if let Some(owner) = &self.options.owner
-            && !owner.labels().iter().all(|(k, v)| labels.get(k) == Some(v))
-        {
-            return (Action::Skipped, None);
-        }
-        let view = serde_json::json!({"metadata": {
-            "labels": live.metadata.labels, "annotations": live.metadata.annotations}});
-        let p = Policies::of(&view);
-        if p.excluded || p.prune_disabled {
-            return (Action::Skipped, None);
-        }
-        let params = DeleteParams {
-            propagation_policy: Some(PropagationPolicy::Background),
-            ..Default::default()
-        };
-        match api.delete(&r.name, &params).await {
-            Ok(_) => {
-                self.live.observe(&target, &r.namespace, &r.name, None);
-                (Action::Deleted, None)
+            let view = serde_json::json!({"metadata": {
+                "labels": live.metadata.labels, "annotations": live.metadata.annotations}});
+            let p = Policies::of(&view);
+            if p.excluded || p.prune_disabled {
+                return (Action::Skipped, None);
             }
-            Err(e) if crate::error::is_not_found(&e) => (Action::Deleted, None),
-            Err(e) => (
-                Action::Unknown,
-                Some(format!("{r} delete failed: {}", describe(&e))),
-            ),
+            let params = DeleteParams {
+                propagation_policy: Some(PropagationPolicy::Background),
+                preconditions: Some(Preconditions {
+                    uid: live.metadata.uid.clone(),
+                    resource_version: live.metadata.resource_version.clone(),
+                }),
+                ..Default::default()
+            };
+            match api.delete(&r.name, &params).await {
+                Ok(_) => {
+                    self.live.observe(&target, &r.namespace, &r.name, None);
+                    return (Action::Deleted, None);
+                }
+                Err(e) if crate::error::is_not_found(&e) => return (Action::Deleted, None),
+                Err(e) if crate::error::code(&e) == Some(409) => continue,
+                Err(e) => {
+                    return (
+                        Action::Unknown,
+                        Some(format!("{r} delete failed: {}", describe(&e))),
+                    );
+                }
+            }
         }
+        (
+            Action::Unknown,
+            Some(format!(
+                "{r} delete failed: the object kept changing ({MAX_CONFLICTS} conflicts)"
+            )),
+        )
     }
 }

@@ -513,3 +513,73 @@ metadata:
     s.ok(&["get", "cm", "adopted"]);
     s.ok(&["get", "cm", "kept"]);
 }
+
+/// An object moved to another owner between the prune's read and its delete is not deleted:
+/// the delete carries the read's uid and resourceVersion as preconditions (Flux's rule: prune
+/// only what carries your owner labels at the moment of deletion).
+#[tokio::test(flavor = "multi_thread")]
+async fn prune_spares_an_object_taken_over_after_it_was_read() {
+    use std::sync::Arc;
+    use support::intercept;
+    use tidegate_apply::{ManagerOptions, Owner, ResourceManager};
+    let s = server().await;
+    let cm = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: moved, namespace: default}
+data: {k: v}
+"#;
+    let a = manager(&s, Mode::List).await;
+    let mut state = AppliedState::default();
+    let cs = a
+        .apply_all_staged(objects(cm), &ApplyOptions::default(), &mut state)
+        .await
+        .expect("A applies");
+    let stale = tidegate_apply::Inventory::from_change_set(&cs).stale(&Default::default());
+
+    // B, another owner, applies the same object at the moment A's prune sends its DELETE.
+    let b = ResourceManager::new(
+        s.client().await,
+        ManagerOptions {
+            field_manager: "tidegate".into(),
+            owner: Some(Owner {
+                group: OWNER_GROUP.into(),
+                name: "other".into(),
+                namespace: "default".into(),
+            }),
+            live_mode: Mode::List,
+            ..Default::default()
+        },
+    );
+    let b = Arc::new(tokio::sync::Mutex::new(Some(b)));
+    let hook: intercept::Hook = Arc::new(move |seen: intercept::Seen| {
+        let b = b.clone();
+        Box::pin(async move {
+            if seen.method != "DELETE" {
+                return;
+            }
+            if let Some(b) = b.lock().await.take() {
+                let mut state = AppliedState::default();
+                b.apply_all_staged(objects(cm), &ApplyOptions::default(), &mut state)
+                    .await
+                    .expect("B applies");
+            }
+        })
+    });
+    let kc = kube::config::Kubeconfig::from_yaml(&s.server.kubeconfig).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    let pruner = a.derive(intercept::client(&config, Some(hook), None), Some(owner()));
+    let (pruned, result) = pruner.delete_all(&stale).await;
+    result.expect("prune");
+    assert_eq!(lines(&pruned), ["ConfigMap/default/moved skipped"]);
+    assert_eq!(
+        jsonpath(
+            &s,
+            &["get", "cm", "moved"],
+            "{.metadata.labels.test\\.tidegate\\.dev/name}"
+        ),
+        "other"
+    );
+}

@@ -11,8 +11,8 @@ pub fn has<K: Resource>(obj: &K) -> bool {
     obj.finalizers().iter().any(|f| f == FINALIZER)
 }
 
-/// Adds the finalizer when missing.
-pub async fn add<K>(api: &Api<K>, obj: &K) -> Result<(), String>
+/// Adds the finalizer when missing; the object as written is recorded in `versions`.
+pub async fn add<K>(api: &Api<K>, obj: &K, versions: &crate::fresh::Versions) -> Result<(), String>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
@@ -21,9 +21,11 @@ where
     }
     let mut finalizers = obj.finalizers().to_vec();
     finalizers.push(FINALIZER.to_string());
-    write(api, obj, finalizers)
+    let written = write(api, obj, finalizers)
         .await
-        .map_err(|e| format!("adding finalizer: {e}"))
+        .map_err(|e| format!("adding finalizer: {e}"))?;
+    versions.record(&written);
+    Ok(())
 }
 
 /// Removes the finalizer; an object already gone is fine.
@@ -38,13 +40,13 @@ where
         .cloned()
         .collect();
     match write(api, obj, finalizers).await {
-        Ok(()) => Ok(()),
+        Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(format!("removing finalizer: {e}")),
     }
 }
 
-async fn write<K>(api: &Api<K>, obj: &K, finalizers: Vec<String>) -> Result<(), kube::Error>
+async fn write<K>(api: &Api<K>, obj: &K, finalizers: Vec<String>) -> Result<K, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
@@ -56,5 +58,4 @@ where
         &Patch::Merge(&patch),
     )
     .await
-    .map(|_| ())
 }

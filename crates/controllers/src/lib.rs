@@ -4,10 +4,11 @@
 //! - [`gitrepository`]: `source.toolkit.fluxcd.io/v1` GitRepository (Flux's source-controller);
 //! - [`kustomization`]: `kustomize.toolkit.fluxcd.io/v1` Kustomization (Flux's
 //!   kustomize-controller);
-//! - [`events`], [`metrics`], [`status`], [`timing`]: what every reconciler shares.
+//! - [`events`], [`metrics`], [`status`], [`timing`], [`fresh`]: what every reconciler shares.
 
 pub mod events;
 pub mod finalizer;
+pub mod fresh;
 pub mod gitrepository;
 pub mod kustomization;
 pub mod leader;

@@ -6,6 +6,8 @@
 mod common;
 #[path = "../../source/tests/support/mod.rs"]
 mod git_support;
+#[path = "../../apiserver/tests/common/intercept.rs"]
+mod intercept;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +32,16 @@ impl Drop for Env {
 }
 
 async fn start() -> Env {
-    start_with(None).await
+    start_with(Route::Direct).await
+}
+
+/// How the Kustomization controller reaches the API server.
+enum Route<'a> {
+    Direct,
+    /// Through a recording proxy.
+    Recording(&'a mut Option<Recorded>),
+    /// With these responses arriving late.
+    Lagging(intercept::Lag),
 }
 
 /// Bytes the Kustomization controller sent to the API server (plain HTTP through a proxy).
@@ -94,8 +105,7 @@ async fn recording_proxy(target: std::net::SocketAddr, ca_pem: &str) -> (String,
     (format!("http://{addr}"), recorded)
 }
 
-/// With `proxy`, the Kustomization controller reaches the server through a recording proxy.
-async fn start_with(proxy: Option<&mut Option<Recorded>>) -> Env {
+async fn start_with(route: Route<'_>) -> Env {
     let server = common::start_with(tidegate_apiserver::Config {
         workload_simulator: Some(Duration::from_millis(300)),
         ..Default::default()
@@ -123,8 +133,8 @@ async fn start_with(proxy: Option<&mut Option<Recorded>>) -> Env {
         .await
         .unwrap();
     let client = kube::Client::try_from(config.clone()).unwrap();
-    let (ks_client, ks_config) = match proxy {
-        Some(slot) => {
+    let (ks_client, ks_config) = match route {
+        Route::Recording(slot) => {
             let (url, recorded) =
                 recording_proxy(server.server.addr, &server.server.credentials.ca_pem).await;
             *slot = Some(recorded);
@@ -132,7 +142,8 @@ async fn start_with(proxy: Option<&mut Option<Recorded>>) -> Env {
             c.cluster_url = url.parse().unwrap();
             (kube::Client::try_from(c.clone()).unwrap(), c)
         }
-        None => (client.clone(), config.clone()),
+        Route::Lagging(lag) => (intercept::client(&config, None, Some(lag)), config.clone()),
+        Route::Direct => (client.clone(), config.clone()),
     };
     tokio::spawn(gitrepository::run(
         client.clone(),
@@ -980,7 +991,7 @@ async fn flux_documented_kustomizations_reconcile_a_podinfo_shaped_repository() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn service_account_name_is_impersonated_on_every_apply() {
     let mut recorded = None;
-    let env = start_with(Some(&mut recorded)).await;
+    let env = start_with(Route::Recording(&mut recorded)).await;
     let recorded = recorded.unwrap();
     let repo = Repo::new();
     repo.write("deploy/namespace.yaml", NAMESPACE);
@@ -1019,4 +1030,51 @@ async fn service_account_name_is_impersonated_on_every_apply() {
         status.iter().all(|h| !h.contains("impersonate-user")),
         "{status:?}"
     );
+}
+
+/// A reconcile never starts from a cached copy older than the status the previous reconcile
+/// wrote. The controller's Kustomization watch lags five seconds behind (a slow watch cache, as
+/// after a restart); a commit that removes an object lands right after the commit that added
+/// it was applied, so the next reconcile is triggered (by the source) while the cache still
+/// holds the inventory from before. It must prune the object all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lagging_watch_cache_never_hides_what_to_prune() {
+    let lag: intercept::Lag = Arc::new(|seen: &intercept::Seen| {
+        (seen.uri.contains("/kustomizations") && seen.uri.contains("watch=true"))
+            .then_some(Duration::from_secs(5))
+    });
+    let env = start_with(Route::Lagging(lag)).await;
+    let repo = Repo::new();
+    repo.write("deploy/namespace.yaml", NAMESPACE);
+    repo.write("deploy/a.yaml", &config_map("a", "1"));
+    let first = push(&env, &repo, "a");
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &kustomization("app", "./deploy", ""));
+    ks_until(&env, "app", "the first commit applied", applied(&first)).await;
+
+    repo.write("deploy/b.yaml", &config_map("b", "1"));
+    let second = push(&env, &repo, "add b");
+    ks_until(&env, "app", "b applied", applied(&second)).await;
+    assert!(data_of(&env, "-napps configmap/b").is_some());
+
+    // At once: the cached Kustomization still says the inventory holds only a.
+    std::fs::remove_file(repo.work().join("deploy/b.yaml")).expect("remove b");
+    let third = push(&env, &repo, "remove b");
+    ks_until(&env, "app", "b removed", applied(&third)).await;
+    until(
+        "b pruned",
+        || data_of(&env, "-napps configmap/b"),
+        Option::is_none,
+    )
+    .await;
+    let k = ks(&env, "app");
+    let ids: Vec<&str> = k["status"]["inventory"]["entries"]
+        .as_array()
+        .expect("inventory")
+        .iter()
+        .filter_map(|e| e["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["_apps__Namespace", "apps_a__ConfigMap"], "{k:#}");
 }

@@ -159,18 +159,24 @@ fn apply(req: &Req, name: &str, part: Part, sub: Option<&str>, body: &[u8]) -> A
         .types
         .get(&req.res, req.state.registry.generation());
     let fm = FieldManager::new(&typed, &req.res, sub.unwrap_or(""));
-    let exists = req.state.store.get(&req.key(name)).is_some();
-    if !exists {
-        if part != Part::Main {
-            return Err(ApiError::not_found(&req.res.group, &req.res.plural, name));
-        }
+    let create = || {
         let mut obj = fm.apply(&req.res, None, &patch, &manager, force)?;
         crate::objects::meta_mut(&mut obj).insert("name".into(), Value::String(name.into()));
-        let stored = write::create(req, obj, Tracking::Applied)?;
-        return Ok(req.respond_object(StatusCode::CREATED, &stored));
-    }
-    let stored = write::update(req, name, part, Tracking::Applied, None, |cur| {
-        fm.apply(&req.res, Some(cur), &patch, &manager, force)
-    })?;
-    Ok(req.respond_object(StatusCode::OK, &stored))
+        Ok(obj)
+    };
+    let (stored, created) = write::upsert(
+        req,
+        name,
+        part,
+        Tracking::Applied,
+        sub,
+        Some(create),
+        |cur| fm.apply(&req.res, Some(cur), &patch, &manager, force),
+    )?;
+    let code = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok(req.respond_object(code, &stored))
 }

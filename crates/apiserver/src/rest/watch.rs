@@ -10,13 +10,16 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::{Value, json};
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
+/// The deadline of a watch whose `timeoutSeconds` lies beyond what a clock can hold.
+const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 const DEFAULT_TIMEOUT: u64 = 1800;
+/// Events a watcher takes from the log at a time (and so keeps alive while its client reads).
+const BATCH: usize = 64;
 
 struct Watcher {
     req: Req,
@@ -135,23 +138,21 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
     let namespace = req.path.namespace.clone().filter(|_| req.res.namespaced);
     let store = req.state.store.clone();
     // Initial objects (synthetic ADDED events) and where the live stream starts.
-    let (initial, backlog, rx, start_rv) = if rv_param.is_empty() || rv_param == "0" || send_initial
-    {
-        let (items, rv, rx) = store.snapshot_and_watch(&storage, namespace.as_deref());
-        (
-            items.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
-            Vec::new(),
-            rx,
-            rv,
-        )
+    // Told of every revision after this point; the events themselves are read from the log.
+    let mut changes = store.revision_changes();
+    changes.borrow_and_update();
+    let (initial, start_rv) = if rv_param.is_empty() || rv_param == "0" || send_initial {
+        let (items, rv) = store.snapshot(&storage, namespace.as_deref());
+        (items.into_iter().map(|(_, v)| v).collect::<Vec<_>>(), rv)
     } else {
         let from = rv_param.parse::<u64>().map_err(|_| {
             ApiError::bad_request(format!(
                 "resourceVersion: Invalid value: \"{rv_param}\": must be an integer"
             ))
         })?;
-        let (backlog, rx) = store.watch_from(from)?;
-        (Vec::new(), backlog, rx, from)
+        // Answered now, before the stream starts: 410 Gone when the log no longer reaches back.
+        store.events_after(from, 0)?;
+        (Vec::new(), from)
     };
     let mut w = Watcher {
         req,
@@ -160,9 +161,15 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
         namespace,
         headers_sent: false,
     };
-    let (tx, body_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(256);
+    // A few lines in flight: a client that stops reading holds back its watcher, not memory.
+    let (tx, body_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(16);
     tokio::spawn(async move {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
+        // A client may ask for any number of seconds; beyond what an Instant can hold the
+        // watch simply has no deadline of its own.
+        let now = tokio::time::Instant::now();
+        let deadline = now
+            .checked_add(Duration::from_secs(timeout))
+            .unwrap_or_else(|| now + FOREVER);
         let mut last_rv = start_rv;
         for obj in &initial {
             if w.selects(obj) {
@@ -178,19 +185,29 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
                 return;
             }
         }
-        for e in &backlog {
-            last_rv = e.rv;
-            if let Some(t) = w.translate(e) {
-                let line = w.line(t, &e.object);
-                if tx.send(Ok(line)).await.is_err() {
-                    return;
-                }
-            }
-        }
-        let mut rx: broadcast::Receiver<Arc<StoreEvent>> = rx;
         let mut tick =
             tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
         loop {
+            // Everything logged since the last line sent. A watcher whose client read too
+            // slowly for the log to still hold its place is ended; the client resumes from its
+            // last resourceVersion, or re-lists on 410 Gone.
+            let Ok(events) = store.events_after(last_rv, BATCH) else {
+                return;
+            };
+            let more = events.len() == BATCH;
+            for e in events {
+                last_rv = e.rv;
+                if let Some(t) = w.translate(&e) {
+                    let line = w.line(t, &e.object);
+                    tokio::select! {
+                        sent = tx.send(Ok(line)) => if sent.is_err() { return; },
+                        _ = tokio::time::sleep_until(deadline) => return,
+                    }
+                }
+            }
+            if more {
+                continue;
+            }
             tokio::select! {
                 _ = tokio::time::sleep_until(deadline) => return,
                 _ = tx.closed() => return,
@@ -198,19 +215,7 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
                     let b = w.bookmark(last_rv, false);
                     if tx.send(Ok(b)).await.is_err() { return; }
                 }
-                ev = rx.recv() => match ev {
-                    Ok(e) => {
-                        if e.rv <= last_rv { continue; }
-                        last_rv = e.rv;
-                        if let Some(t) = w.translate(&e) {
-                            let line = w.line(t, &e.object);
-                            if tx.send(Ok(line)).await.is_err() { return; }
-                        }
-                    }
-                    // A watcher that fell behind the broadcast buffer is ended; the client
-                    // resumes from its last resourceVersion.
-                    Err(_) => return,
-                }
+                changed = changes.changed() => if changed.is_err() { return; },
             }
         }
     });

@@ -168,10 +168,42 @@ fn validate(req: &Req, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
 
 /// Creates an object (the body already decoded). Returns the stored (or, for dry runs, the
 /// would-be) object.
-pub fn create(req: &Req, mut obj: Value, tracking: Tracking) -> ApiResult<Arc<Value>> {
+pub fn create(req: &Req, obj: Value, tracking: Tracking) -> ApiResult<Arc<Value>> {
+    let dry_run = req.dry_run()?;
+    let (name, obj) = prepare_create(req, obj, tracking)?;
+    let key = req.key(&name);
+    if dry_run {
+        if req.state.store.get(&key).is_some() {
+            return Err(ApiError::already_exists(
+                &req.res.group,
+                &req.res.plural,
+                &name,
+            ));
+        }
+        return Ok(Arc::new(obj));
+    }
+    let out = req.state.store.mutate(&key, |cur| {
+        if cur.is_some() {
+            return Err(ApiError::already_exists(
+                &req.res.group,
+                &req.res.plural,
+                &name,
+            ));
+        }
+        Ok(Change::Put(obj))
+    })?;
+    let stored = out
+        .object
+        .ok_or_else(|| ApiError::internal("create stored no object"))?;
+    hooks::after_write(&req.state, &req.res, &stored, false);
+    Ok(stored)
+}
+
+/// Turns a create body into the object to store (name generated, server fields set, status
+/// dropped, validated): everything a create decides before its commit.
+fn prepare_create(req: &Req, mut obj: Value, tracking: Tracking) -> ApiResult<(String, Value)> {
     check_type(req, &mut obj)?;
     check_namespace_field(req, &mut obj)?;
-    let dry_run = req.dry_run()?;
     let mut name = meta_str(&obj, "name").unwrap_or("").to_string();
     if name.is_empty() {
         let generate = meta_str(&obj, "generateName").unwrap_or("").to_string();
@@ -226,33 +258,7 @@ pub fn create(req: &Req, mut obj: Value, tracking: Tracking) -> ApiResult<Arc<Va
     if tracking == Tracking::Update {
         track(req, "", None, &mut obj)?;
     }
-    let obj = hooks::normalize(obj);
-    let key = req.key(&name);
-    if dry_run {
-        if req.state.store.get(&key).is_some() {
-            return Err(ApiError::already_exists(
-                &req.res.group,
-                &req.res.plural,
-                &name,
-            ));
-        }
-        return Ok(Arc::new(obj));
-    }
-    let out = req.state.store.mutate(&key, |cur| {
-        if cur.is_some() {
-            return Err(ApiError::already_exists(
-                &req.res.group,
-                &req.res.plural,
-                &name,
-            ));
-        }
-        Ok(Change::Put(obj))
-    })?;
-    let stored = out
-        .object
-        .ok_or_else(|| ApiError::internal("create stored no object"))?;
-    hooks::after_write(&req.state, &req.res, &stored, false);
-    Ok(stored)
+    Ok((name, hooks::normalize(obj)))
 }
 
 /// Carries server-owned metadata from `old` into `new` and applies the part's rules.
@@ -365,6 +371,40 @@ fn merge_for_update(req: &Req, part: Part, old: &Value, mut new: Value) -> ApiRe
     Ok(next)
 }
 
+/// What an update decides from the current object: the change to commit, and the object's
+/// last state when the update completes a deletion.
+fn decide_update(
+    req: &Req,
+    name: &str,
+    part: Part,
+    tracking: Tracking,
+    subresource: &str,
+    cur: Option<&Arc<Value>>,
+    propose: impl FnOnce(&Value) -> ApiResult<Value>,
+) -> ApiResult<(Change, Option<Value>)> {
+    let Some(cur) = cur else {
+        return Err(ApiError::not_found(&req.res.group, &req.res.plural, name));
+    };
+    let proposal = propose(cur)?;
+    let mut next = merge_for_update(req, part, cur, proposal)?;
+    hooks::prepare_update(&req.res, cur, &mut next);
+    validate(req, &next, Some(cur))?;
+    if tracking == Tracking::Update {
+        track(req, subresource, Some(cur), &mut next)?;
+    }
+    let next = hooks::normalize(next);
+    if next == **cur {
+        return Ok((Change::Keep, None));
+    }
+    if meta_str(&next, "deletionTimestamp").is_some()
+        && finalizers(&next).is_empty()
+        && !hooks::blocks_removal(&req.res, &next)
+    {
+        return Ok((Change::Delete, Some(next)));
+    }
+    Ok((Change::Put(next), None))
+}
+
 /// Updates an object: `propose` turns the current object into the client's proposal (a PUT
 /// body, or the result of applying a patch); the server's rules are applied on top.
 pub fn update(
@@ -375,38 +415,53 @@ pub fn update(
     subresource: Option<&str>,
     propose: impl FnOnce(&Value) -> ApiResult<Value>,
 ) -> ApiResult<Arc<Value>> {
+    upsert(
+        req,
+        name,
+        part,
+        tracking,
+        subresource,
+        None::<fn() -> _>,
+        propose,
+    )
+    .map(|(stored, _)| stored)
+}
+
+/// Updates an object, or, when it does not exist and `create` is given, creates the object
+/// `create` proposes: server-side apply's create-or-update. Which of the two happens is decided
+/// under the store's write lock with the write itself, so a concurrent delete or create
+/// cannot make it answer 404 or 409 where kube-apiserver would write. Returns the stored
+/// object and whether it was created.
+pub fn upsert(
+    req: &Req,
+    name: &str,
+    part: Part,
+    tracking: Tracking,
+    subresource: Option<&str>,
+    create: Option<impl FnOnce() -> ApiResult<Value>>,
+    propose: impl FnOnce(&Value) -> ApiResult<Value>,
+) -> ApiResult<(Arc<Value>, bool)> {
     let subresource = subresource.unwrap_or(subresource_of(part));
     let dry_run = req.dry_run()?;
     let key = req.key(name);
     let decide = |cur: Option<&Arc<Value>>| -> ApiResult<(Change, Option<Value>)> {
-        let Some(cur) = cur else {
-            return Err(ApiError::not_found(&req.res.group, &req.res.plural, name));
-        };
-        let proposal = propose(cur)?;
-        let mut next = merge_for_update(req, part, cur, proposal)?;
-        hooks::prepare_update(&req.res, cur, &mut next);
-        validate(req, &next, Some(cur))?;
-        if tracking == Tracking::Update {
-            track(req, subresource, Some(cur), &mut next)?;
+        match (cur, create) {
+            (None, Some(create)) if part == Part::Main => {
+                let (_, obj) = prepare_create(req, create()?, tracking)?;
+                Ok((Change::Put(obj), None))
+            }
+            (cur, _) => decide_update(req, name, part, tracking, subresource, cur, propose),
         }
-        let next = hooks::normalize(next);
-        if next == **cur {
-            return Ok((Change::Keep, None));
-        }
-        if meta_str(&next, "deletionTimestamp").is_some()
-            && finalizers(&next).is_empty()
-            && !hooks::blocks_removal(&req.res, &next)
-        {
-            return Ok((Change::Delete, Some(next)));
-        }
-        Ok((Change::Put(next), None))
     };
     if dry_run {
         let cur = req.state.store.get(&key);
+        let created = cur.is_none();
         return match decide(cur.as_ref())? {
-            (Change::Put(v), _) => Ok(Arc::new(v)),
-            (Change::Delete, Some(v)) => Ok(Arc::new(v)),
-            _ => cur.ok_or_else(|| ApiError::not_found(&req.res.group, &req.res.plural, name)),
+            (Change::Put(v), _) => Ok((Arc::new(v), created)),
+            (Change::Delete, Some(v)) => Ok((Arc::new(v), false)),
+            _ => cur
+                .map(|c| (c, false))
+                .ok_or_else(|| ApiError::not_found(&req.res.group, &req.res.plural, name)),
         };
     }
     let mut deleted_state = None;
@@ -422,5 +477,5 @@ pub fn update(
     if out.written {
         hooks::after_write(&req.state, &req.res, &stored, deleted);
     }
-    Ok(stored)
+    Ok((stored, out.created))
 }

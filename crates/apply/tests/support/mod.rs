@@ -4,6 +4,8 @@
 
 #[path = "../../../apiserver/tests/common/mod.rs"]
 pub mod common;
+#[path = "../../../apiserver/tests/common/intercept.rs"]
+pub mod intercept;
 
 use serde_json::Value;
 use std::sync::atomic::Ordering;

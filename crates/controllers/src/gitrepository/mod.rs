@@ -14,7 +14,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
-use kube::{Api, Client};
+use kube::{Api, Client, ResourceExt};
 use tidegate_api::GitRepository;
 use tidegate_source::storage::Storage;
 
@@ -59,6 +59,8 @@ pub struct Context {
     backoff: Backoff,
     options: Options,
     http: reqwest::Client,
+    /// The newest resourceVersion of each GitRepository written or read (read-your-writes).
+    versions: crate::fresh::Versions,
 }
 
 /// The reconciler's error: already reported in the status; carries the retry delay.
@@ -90,6 +92,7 @@ pub async fn run(
         backoff: Backoff::default(),
         options,
         http: tidegate_source::tls::http_client(),
+        versions: crate::fresh::Versions::default(),
     });
     let (reader, writer) = reflector::store();
     // Reconcile on what Flux reconciles on: a new generation, a changed requestedAt annotation,
@@ -116,6 +119,18 @@ async fn reconcile_one(
     obj: Arc<GitRepository>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
+    let ns = obj.namespace().unwrap_or_default();
+    let api: Api<GitRepository> = Api::namespaced(ctx.client.clone(), &ns);
+    let obj = match ctx.versions.fresh(&api, obj.clone()).await {
+        Ok(Some(fresh)) => fresh,
+        Ok(None) => return Ok(Action::await_change()),
+        Err(message) => {
+            return Err(ReconcileError {
+                retry: ctx.backoff.failed(&format!("{ns}/{}", obj.name_any())),
+                message,
+            });
+        }
+    };
     crate::shared::timed(obj.as_ref(), &ctx.metrics, reconcile::reconcile(&obj, &ctx)).await
 }
 

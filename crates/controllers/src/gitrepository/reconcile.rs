@@ -53,7 +53,9 @@ pub(super) async fn reconcile(
     if obj.metadata.deletion_timestamp.is_some() {
         return delete(obj, ctx, &api).await.map_err(fail);
     }
-    crate::finalizer::add(&api, obj).await.map_err(fail)?;
+    crate::finalizer::add(&api, obj, &ctx.versions)
+        .await
+        .map_err(fail)?;
     if crate::shared::check_suspended(obj, obj.spec.suspend, &ctx.metrics) {
         return Ok(Action::await_change());
     }
@@ -68,7 +70,7 @@ pub(super) async fn reconcile(
             generation.unwrap_or(0)
         );
         progressing(&mut st, &message, generation);
-        patch_status(&api, &name, &written, &st)
+        patch_status(&api, &ctx.versions, &name, &written, &st)
             .await
             .map_err(fail)?;
         written = st.clone();
@@ -227,7 +229,7 @@ pub(super) async fn reconcile(
     if let Some(at) = obj.annotations().get(RECONCILE_REQUESTED_AT) {
         st.last_handled_reconcile_at = Some(at.clone());
     }
-    patch_status(&api, &name, &written, &st)
+    patch_status(&api, &ctx.versions, &name, &written, &st)
         .await
         .map_err(fail)?;
     for c in &st.conditions {
@@ -276,6 +278,7 @@ fn artifact_annotations(st: &GitRepositoryStatus) -> Vec<(&'static str, String)>
 
 async fn patch_status(
     api: &Api<GitRepository>,
+    versions: &crate::fresh::Versions,
     name: &str,
     old: &GitRepositoryStatus,
     new: &GitRepositoryStatus,
@@ -285,10 +288,12 @@ async fn patch_status(
         return Ok(());
     };
     let patch = serde_json::json!({ "status": diff });
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+    let stored = api
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
-        .map(|_| ())
-        .map_err(|e| format!("patching status: {e}"))
+        .map_err(|e| format!("patching status: {e}"))?;
+    versions.record(&stored);
+    Ok(())
 }
 
 async fn delete(
@@ -314,6 +319,7 @@ async fn delete(
         );
     }
     crate::finalizer::remove(api, obj).await?;
+    ctx.versions.forget(obj);
     Ok(Action::await_change())
 }
 

@@ -21,7 +21,7 @@ use futures::StreamExt;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client};
+use kube::{Api, Client, ResourceExt};
 use tidegate_api::{GitRepository, Kustomization};
 use tidegate_apply::{AppliedState, ManagerOptions, ResourceManager};
 
@@ -88,6 +88,9 @@ pub struct Context {
     healthy: Mutex<HashMap<String, Vec<String>>>,
     /// Managers for remote clusters (`spec.kubeConfig`), by secret content.
     remotes: Mutex<HashMap<String, Arc<ResourceManager>>>,
+    /// The newest resourceVersion of each Kustomization this controller wrote or read: a
+    /// reconcile never starts from an older cached copy (read-your-writes).
+    versions: crate::fresh::Versions,
 }
 
 /// The reconciler's error: already reported in the status; carries the retry delay.
@@ -141,6 +144,7 @@ pub async fn run(
         builds: Mutex::default(),
         healthy: Mutex::default(),
         remotes: Mutex::default(),
+        versions: crate::fresh::Versions::default(),
     });
     let (tx, rx) = futures::channel::mpsc::unbounded();
 
@@ -192,6 +196,18 @@ async fn reconcile_one(
     obj: Arc<Kustomization>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
+    let ns = obj.namespace().unwrap_or_default();
+    let api: Api<Kustomization> = Api::namespaced(ctx.client.clone(), &ns);
+    let obj = match ctx.versions.fresh(&api, obj.clone()).await {
+        Ok(Some(fresh)) => fresh,
+        Ok(None) => return Ok(Action::await_change()),
+        Err(message) => {
+            return Err(ReconcileError {
+                retry: ctx.backoff.failed(&key(&ns, &obj.name_any())),
+                message,
+            });
+        }
+    };
     crate::shared::timed(obj.as_ref(), &ctx.metrics, reconcile::reconcile(&obj, &ctx)).await
 }
 

@@ -98,6 +98,7 @@ fn timing(obj: &Kustomization) -> Timing {
 /// The status as written, and the status being built; patches send the difference.
 struct Status<'a> {
     api: &'a Api<Kustomization>,
+    versions: &'a crate::fresh::Versions,
     name: String,
     written: KustomizationStatus,
     st: KustomizationStatus,
@@ -109,10 +110,12 @@ impl Status<'_> {
         let to_json = |s: &KustomizationStatus| serde_json::to_value(s).unwrap_or_default();
         if let Some(diff) = merge_diff(&to_json(&self.written), &to_json(&self.st)) {
             let patch = serde_json::json!({ "status": diff });
-            self.api
+            let stored = self
+                .api
                 .patch_status(&self.name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(|e| format!("patching status: {e}"))?;
+            self.versions.record(&stored);
             self.written = self.st.clone();
         }
         Ok(())
@@ -163,7 +166,9 @@ pub(super) async fn reconcile(
     if obj.metadata.deletion_timestamp.is_some() {
         return finalize(obj, ctx, &api).await.map_err(fail);
     }
-    crate::finalizer::add(&api, obj).await.map_err(fail)?;
+    crate::finalizer::add(&api, obj, &ctx.versions)
+        .await
+        .map_err(fail)?;
     if crate::shared::check_suspended(obj, obj.spec.suspend.unwrap_or(false), &ctx.metrics) {
         return Ok(Action::await_change());
     }
@@ -172,6 +177,7 @@ pub(super) async fn reconcile(
     let written = obj.status.clone().unwrap_or_default();
     let mut status = Status {
         api: &api,
+        versions: &ctx.versions,
         name: name.clone(),
         st: written.clone(),
         written,
@@ -417,6 +423,19 @@ async fn steps(
         flush(status.progress(&message, false).await)?;
     }
 
+    // Until a prune has succeeded, the inventory holds everything that may exist: the objects
+    // about to be applied are recorded before the apply, so a crash in between leaves no
+    // object the next reconcile does not know to prune.
+    let old = inventory_of(&status.st);
+    let desired = manager
+        .inventory_of(&objects)
+        .await
+        .map_err(|e| Failure::new(FAILED, e.to_string()))?;
+    if let Some(union) = with_desired(&old, &desired) {
+        status.st.inventory = Some(union);
+        flush(status.flush().await)?;
+    }
+
     // Apply in stages. What was applied before a failure is remembered for the next run.
     let ttl_jobs = ttl_jobs(&objects);
     let state_key = key(&ns, &name);
@@ -467,8 +486,7 @@ async fn steps(
             .await;
     }
 
-    // Inventory and prune.
-    let old = inventory_of(&status.st);
+    // Inventory and prune: what the old inventory holds beyond this apply is stale.
     let mut inventory = Inventory::from_change_set(&change_set);
     let stale = old.stale(&inventory);
     let mut prune_error = None;
@@ -544,6 +562,30 @@ fn ttl_jobs(objects: &[Value]) -> HashSet<ObjectRef> {
         .filter(|o| o.pointer("/spec/ttlSecondsAfterFinished").is_some())
         .map(ObjectRef::from_object)
         .collect()
+}
+
+/// The inventory `old` extended by the entries of `desired` it lacks; `None` when it lacks
+/// none (no write needed).
+fn with_desired(old: &Inventory, desired: &Inventory) -> Option<ResourceInventory> {
+    let known: HashSet<&str> = old.entries.iter().map(|e| e.id.as_str()).collect();
+    let added: Vec<&InventoryEntry> = desired
+        .entries
+        .iter()
+        .filter(|e| !known.contains(e.id.as_str()))
+        .collect();
+    if added.is_empty() {
+        return None;
+    }
+    let entries = old
+        .entries
+        .iter()
+        .chain(added)
+        .map(|e| ResourceRef {
+            id: e.id.clone(),
+            v: e.v.clone(),
+        })
+        .collect();
+    Some(ResourceInventory { entries })
 }
 
 fn inventory_of(st: &KustomizationStatus) -> Inventory {
@@ -768,6 +810,7 @@ async fn finalize(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(&key(&ns, &name));
+    ctx.versions.forget(obj);
     build::forget(ctx, &ns, &name);
     ctx.healthy
         .lock()
