@@ -159,8 +159,8 @@ pub fn validate(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) {
     match v {
         Value::String(s) => {
             if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
-                match regex::Regex::new(p) {
-                    Ok(re) if !re.is_match(s) => out.push(Cause {
+                match compiled(p) {
+                    Some(re) if !re.is_match(s) => out.push(Cause {
                         reason: "FieldValueInvalid".into(),
                         message: format!(
                             "Invalid value: \"{s}\": {path} in body should match '{p}'"
@@ -424,6 +424,31 @@ pub fn validate_custom(r: &ResourceInfo, obj: &Value) -> Vec<Cause> {
         validate_object(&schema, &body, "", &mut out);
     }
     out
+}
+
+/// Patterns compiled at most once per process (a custom resource may hold thousands of
+/// strings checked against one pattern), each within a size limit; a pattern that does not
+/// compile checks nothing, as before. The cache is bounded: past its size it starts over.
+fn compiled(pattern: &str) -> Option<std::sync::Arc<regex::Regex>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    const MAX_PATTERNS: usize = 4096;
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<regex::Regex>>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(hit) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(pattern) {
+        return hit.clone();
+    }
+    let re = regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .build()
+        .ok()
+        .map(Arc::new);
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= MAX_PATTERNS {
+        map.clear();
+    }
+    map.insert(pattern.to_string(), re.clone());
+    re
 }
 
 #[cfg(test)]

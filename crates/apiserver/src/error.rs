@@ -202,11 +202,12 @@ impl ApiError {
 
     /// 413 RequestEntityTooLarge.
     pub fn too_large(limit: usize) -> ApiError {
-        ApiError::new(
-            413,
-            "RequestEntityTooLarge",
-            format!("Request entity too large: limit is {limit}"),
-        )
+        ApiError::entity_too_large(format!("Request entity too large: limit is {limit}"))
+    }
+
+    /// 413 RequestEntityTooLarge with its own message.
+    pub fn entity_too_large(message: impl Into<String>) -> ApiError {
+        ApiError::new(413, "RequestEntityTooLarge", message)
     }
 
     /// 415 UnsupportedMediaType.

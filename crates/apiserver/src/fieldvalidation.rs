@@ -89,15 +89,20 @@ fn walk(
     }
 }
 
+/// Nesting the duplicate scanner follows; the JSON decoder refuses deeper bodies anyway.
+const MAX_DEPTH: usize = 128;
+
 /// Paths of keys that appear twice in one JSON object of `body` (empty for invalid JSON, which
-/// the decoder reports itself).
+/// the decoder reports itself, and for bodies nested deeper than the decoder accepts).
 pub fn duplicate_fields(body: &[u8]) -> Vec<String> {
     let mut s = Scanner {
         b: body,
         i: 0,
         out: Vec::new(),
     };
-    s.value("");
+    if s.value("", 0).is_none() {
+        return Vec::new();
+    }
     s.out
 }
 
@@ -130,7 +135,10 @@ impl Scanner<'_> {
         None
     }
 
-    fn value(&mut self, path: &str) -> Option<()> {
+    fn value(&mut self, path: &str, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
         self.ws();
         match *self.b.get(self.i)? {
             b'{' => {
@@ -164,7 +172,7 @@ impl Scanner<'_> {
                         return None;
                     }
                     self.i += 1;
-                    self.value(&child)?;
+                    self.value(&child, depth + 1)?;
                 }
             }
             b'[' => {
@@ -182,7 +190,7 @@ impl Scanner<'_> {
                             continue;
                         }
                         _ => {
-                            self.value(&format!("{path}[{n}]"))?;
+                            self.value(&format!("{path}[{n}]"), depth + 1)?;
                             n += 1;
                         }
                     }
@@ -197,6 +205,28 @@ impl Scanner<'_> {
             }
         }
     }
+}
+
+/// The first duplicate key of a YAML `text`, as kube-apiserver words it
+/// (`line 5: key "a" already set in map`).
+pub fn yaml_duplicate(text: &str) -> Option<String> {
+    let (_, found) =
+        tidegate_core::yaml::parse_one_with(text, tidegate_core::yaml::Duplicates::LastWins)
+            .ok()?;
+    if found == 0 {
+        return None;
+    }
+    let err = tidegate_core::yaml::parse_one(text).err()?;
+    let message = err.message;
+    let key = message
+        .split_once("mapping key ")
+        .and_then(|(_, rest)| rest.split_once(" already defined"))
+        .map(|(k, _)| k.to_string())?;
+    let line = message
+        .split_once(" at line ")
+        .and_then(|(_, rest)| rest.split(' ').next())
+        .unwrap_or("?");
+    Some(format!("line {line}: key {key} already set in map"))
 }
 
 /// Problems as kube-apiserver words them (`unknown field "spec.foo"`, `duplicate field "a"`).

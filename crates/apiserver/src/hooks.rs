@@ -67,7 +67,17 @@ pub fn prepare_update(r: &ResourceInfo, old: &Value, obj: &mut Value) {
         if obj.pointer("/spec/finalizers").is_none()
             && let Some(f) = old.pointer("/spec/finalizers")
         {
-            obj["spec"]["finalizers"] = f.clone();
+            match obj.get_mut("spec").and_then(Value::as_object_mut) {
+                Some(spec) => {
+                    spec.insert("finalizers".into(), f.clone());
+                }
+                // A spec that is not an object is refused by validation; keep the finalizers.
+                None => {
+                    if let Some(o) = obj.as_object_mut() {
+                        o.insert("spec".into(), serde_json::json!({"finalizers": f}));
+                    }
+                }
+            }
         }
     }
     if is(r, "apiextensions.k8s.io", "customresourcedefinitions") {

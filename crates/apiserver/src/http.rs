@@ -156,9 +156,12 @@ pub fn decode_object(bytes: &[u8], content_type: &str) -> ApiResult<Value> {
         "application/yaml" | "application/apply-patch+yaml" => {
             let text = std::str::from_utf8(bytes)
                 .map_err(|e| ApiError::bad_request(format!("the body is not valid UTF-8: {e}")))?;
-            tidegate_core::yaml::parse_one(text).map_err(|e| {
-                ApiError::bad_request(format!("error converting YAML to JSON: {}", e.message))
-            })?
+            // Duplicate keys: the last wins, and the field validation directive reports them.
+            tidegate_core::yaml::parse_one_with(text, tidegate_core::yaml::Duplicates::LastWins)
+                .map(|(v, _)| v)
+                .map_err(|e| {
+                    ApiError::bad_request(format!("error converting YAML to JSON: {}", e.message))
+                })?
         }
         "application/json" | "" | "*/*" => serde_json::from_slice(bytes).map_err(|e| {
             ApiError::bad_request(format!(

@@ -24,7 +24,9 @@ mod fieldsel;
 mod fieldvalidation;
 mod hooks;
 pub mod http;
+
 mod immutable;
+mod jsonpatch;
 mod objects;
 mod openapi;
 pub mod protobuf;

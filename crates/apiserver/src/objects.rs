@@ -203,8 +203,16 @@ pub fn delete(
             meta.insert("deletionTimestamp".into(), json!(now()));
             meta.insert("deletionGracePeriodSeconds".into(), json!(0));
         }
-        if key.resource == "/namespaces" {
-            next["status"]["phase"] = json!("Terminating");
+        if key.resource == "/namespaces"
+            && let Some(o) = next.as_object_mut()
+        {
+            let status = o.entry("status").or_insert_with(|| json!({}));
+            if !status.is_object() {
+                *status = json!({});
+            }
+            if let Some(s) = status.as_object_mut() {
+                s.insert("phase".into(), json!("Terminating"));
+            }
         }
         Ok(Change::Put(next))
     };

@@ -10,7 +10,7 @@ use crate::plan::{Item, Plan};
 use crate::policy::Policies;
 use crate::resolve::{Resolver, Target};
 use crate::sort::{Stage, apply_order, stage_of};
-use crate::state::{AppliedState, desired_hash};
+use crate::state::{AppliedState, hash_and_size};
 use crate::takeover::TakeoverManager;
 use futures::StreamExt;
 use kube::Client;
@@ -18,6 +18,22 @@ use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use tidegate_core::ObjectRef;
+
+/// The largest object sent in one request: kube-apiserver refuses bodies over 3 MiB (and etcd
+/// objects over 1.5 MiB), and a refused upload surfaces as a bare connection error.
+pub const MAX_OBJECT_BYTES: usize = 3 * 1024 * 1024;
+
+/// Why `name` cannot be a path segment of a request URL (client-go's
+/// `IsValidPathSegmentName`), if it cannot.
+fn bad_path_segment(name: &str) -> Option<String> {
+    if name == "." || name == ".." {
+        return Some(format!("may not be '{name}'"));
+    }
+    ["/", "%"]
+        .iter()
+        .find(|c| name.contains(**c))
+        .map(|c| format!("may not contain '{c}'"))
+}
 
 /// Who owns what the manager applies: the owner labels `<group>/name` and `<group>/namespace`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -354,6 +370,13 @@ impl ResourceManager {
                 ));
                 continue;
             }
+            if let Some(bad) = bad_path_segment(&object.name) {
+                errors.push(format!(
+                    "{object}: invalid resource name {:?}: {bad}",
+                    object.name
+                ));
+                continue;
+            }
             let (object, target) = self.locate(&api_version, object).await?;
             if object.namespace.is_empty()
                 && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
@@ -368,8 +391,15 @@ impl ResourceManager {
             let version = tidegate_core::object_ref::split_api_version(&api_version)
                 .1
                 .to_string();
+            let (hash, size) = hash_and_size(&obj, &self.options.field_manager, options.force);
+            if size > MAX_OBJECT_BYTES {
+                errors.push(format!(
+                    "{object}: the object is {size} bytes, more than an API server accepts in one request ({MAX_OBJECT_BYTES})"
+                ));
+                continue;
+            }
             items.push(Item {
-                hash: desired_hash(&obj, &self.options.field_manager, options.force),
+                hash,
                 id: crate::inventory::object_id(&object),
                 policies: Policies::of(&obj),
                 stage: stage_of(&api_version, &object.kind),

@@ -29,13 +29,38 @@ pub struct AppliedState {
 /// The hash of a desired object as the manager will apply it: the object's JSON and the
 /// settings that change the outcome.
 pub fn desired_hash(obj: &Value, field_manager: &str, force: bool) -> String {
-    let mut h = Sha256::new();
-    h.update(field_manager.as_bytes());
-    h.update([0, u8::from(force)]);
+    hash_and_size(obj, field_manager, force).0
+}
+
+/// [`desired_hash`], and the length of the object's JSON (what a request carrying it sends).
+pub fn hash_and_size(obj: &Value, field_manager: &str, force: bool) -> (String, usize) {
+    let mut h = Counting {
+        hasher: Sha256::new(),
+        bytes: 0,
+    };
+    h.hasher.update(field_manager.as_bytes());
+    h.hasher.update([0, u8::from(force)]);
     // Serialising into the hasher cannot fail: a Value always serialises and the hasher's
     // writer accepts everything.
     let _ = serde_json::to_writer(&mut h, obj);
-    format!("{:x}", h.finalize())
+    (format!("{:x}", h.hasher.finalize()), h.bytes)
+}
+
+/// A hasher that counts what it is fed.
+struct Counting {
+    hasher: Sha256,
+    bytes: usize,
+}
+
+impl std::io::Write for Counting {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.hasher.update(buf);
+        self.bytes += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! YAML streams: many documents separated by `---`, as kubectl and kustomize read them.
 
-use serde::Deserialize;
 use serde_json::Value;
 
 /// A YAML stream could not be read.
@@ -13,14 +12,290 @@ pub struct YamlError {
     pub message: String,
 }
 
+/// What a reader does with a key a mapping already holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Duplicates {
+    /// Refuse the document (kubectl, kustomize): `mapping key "k" already defined`.
+    Refuse,
+    /// Keep the last value, and count the duplicates (kube-apiserver warns about them).
+    LastWins,
+}
+
+/// The values a document of `len` bytes may expand to. Without aliases a node takes at least
+/// a byte or two of text, so this only limits alias expansion (a "billion laughs" document of
+/// a few hundred kilobytes expands to billions of values).
+pub fn node_budget(len: usize) -> usize {
+    len.saturating_add(100_000)
+}
+
+/// The message of a document that expands beyond its node budget (go-yaml's words).
+pub const EXCESSIVE_ALIASING: &str = "document contains excessive aliasing";
+
+/// Reads one value, refusing or counting duplicate keys and spending one unit of `budget`
+/// per value.
+struct Checked<'a> {
+    budget: &'a std::cell::Cell<usize>,
+    duplicates: Duplicates,
+    found: &'a std::cell::Cell<usize>,
+}
+
+impl Checked<'_> {
+    fn spend<E: serde::de::Error>(&self) -> Result<(), E> {
+        match self.budget.get().checked_sub(1) {
+            Some(left) => {
+                self.budget.set(left);
+                Ok(())
+            }
+            None => Err(E::custom(EXCESSIVE_ALIASING)),
+        }
+    }
+
+    fn again(&self) -> Checked<'_> {
+        Checked {
+            budget: self.budget,
+            duplicates: self.duplicates,
+            found: self.found,
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Checked<'_> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Checked<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any valid YAML value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::String(v))
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::Null)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.spend()?;
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(self.again())? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.spend()?;
+        let mut out = serde_json::Map::new();
+        loop {
+            // A duplicate is refused while the key is read, so the error carries its line.
+            let key = map.next_key_seed(Key {
+                seen: &out,
+                refuse: self.duplicates == Duplicates::Refuse,
+            })?;
+            let Some(key) = key else { break };
+            if out.contains_key(&key) {
+                self.found.set(self.found.get() + 1);
+            }
+            let value = map.next_value_seed(self.again())?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// A mapping key, refused when `refuse` and `seen` already holds it.
+struct Key<'a> {
+    seen: &'a serde_json::Map<String, Value>,
+    refuse: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Key<'_> {
+    type Value = String;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Key<'_> {
+    type Value = String;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string key")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+        if self.refuse && self.seen.contains_key(v) {
+            return Err(E::custom(format!("mapping key {v:?} already defined")));
+        }
+        Ok(v.to_string())
+    }
+}
+
+/// Reads one document of a stream (or a whole text) into a JSON value: duplicate keys refused
+/// or counted, alias expansion bounded by [`node_budget`] of `len`. Returns the value and the
+/// number of duplicate keys kept last-wins.
+pub fn read_value<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    len: usize,
+    duplicates: Duplicates,
+) -> Result<(Value, usize), D::Error> {
+    let budget = std::cell::Cell::new(node_budget(len));
+    let found = std::cell::Cell::new(0);
+    let value = serde::de::DeserializeSeed::deserialize(
+        Checked {
+            budget: &budget,
+            duplicates,
+            found: &found,
+        },
+        d,
+    )?;
+    Ok((value, found.get()))
+}
+
+/// Checks that `text` does not expand beyond its node budget through aliases, before it is
+/// read into a typed value. Texts without both an anchor and an alias are not read at all.
+pub fn check_aliasing(text: &str) -> Result<(), String> {
+    if !(text.contains('&') && text.contains('*')) {
+        return Ok(());
+    }
+    let budget = std::cell::Cell::new(node_budget(text.len()));
+    for doc in yaml_serde::Deserializer::from_str(text) {
+        let counted = serde::de::DeserializeSeed::deserialize(Counter { budget: &budget }, doc);
+        if let Err(e) = counted
+            && e.to_string().contains(EXCESSIVE_ALIASING)
+        {
+            return Err(e.to_string());
+        }
+    }
+    Ok(())
+}
+
+/// Counts values without keeping them.
+struct Counter<'a> {
+    budget: &'a std::cell::Cell<usize>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Counter<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Counter<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any valid YAML value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        spend(self.budget)
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+        spend(self.budget)
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+        spend(self.budget)
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+        spend(self.budget)
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
+        spend(self.budget)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<(), E> {
+        spend(self.budget)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        spend(self.budget)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        spend(self.budget)?;
+        while seq
+            .next_element_seed(Counter {
+                budget: self.budget,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        spend(self.budget)?;
+        while map
+            .next_key_seed(Counter {
+                budget: self.budget,
+            })?
+            .is_some()
+        {
+            map.next_value_seed(Counter {
+                budget: self.budget,
+            })?;
+        }
+        Ok(())
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
+        use serde::de::VariantAccess;
+        let ((), variant) = data.variant_seed(Counter {
+            budget: self.budget,
+        })?;
+        variant.newtype_variant_seed(Counter {
+            budget: self.budget,
+        })
+    }
+}
+
+fn spend<E: serde::de::Error>(budget: &std::cell::Cell<usize>) -> Result<(), E> {
+    match budget.get().checked_sub(1) {
+        Some(left) => {
+            budget.set(left);
+            Ok(())
+        }
+        None => Err(E::custom(EXCESSIVE_ALIASING)),
+    }
+}
+
 /// Parses every document of a YAML stream into JSON values, skipping empty documents.
+/// Duplicate keys are refused (as kubectl refuses them); alias expansion is bounded.
 pub fn parse_stream(text: &str) -> Result<Vec<Value>, YamlError> {
     let mut out = Vec::new();
     for (i, doc) in yaml_serde::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(doc).map_err(|e| YamlError {
-            document: i + 1,
-            message: e.to_string(),
-        })?;
+        let (value, _) =
+            read_value(doc, text.len(), Duplicates::Refuse).map_err(|e| YamlError {
+                document: i + 1,
+                message: e.to_string(),
+            })?;
         if !value.is_null() {
             out.push(value);
         }
@@ -28,12 +303,23 @@ pub fn parse_stream(text: &str) -> Result<Vec<Value>, YamlError> {
     Ok(out)
 }
 
-/// Parses a single YAML (or JSON) document.
-pub fn parse_one(text: &str) -> Result<Value, YamlError> {
-    yaml_serde::from_str(text).map_err(|e| YamlError {
+/// Parses a single YAML (or JSON) document; duplicate keys are handled as `duplicates` says
+/// (the count of those kept last-wins is returned); alias expansion is bounded.
+pub fn parse_one_with(text: &str, duplicates: Duplicates) -> Result<(Value, usize), YamlError> {
+    read_value(
+        yaml_serde::Deserializer::from_str(text),
+        text.len(),
+        duplicates,
+    )
+    .map_err(|e| YamlError {
         document: 1,
         message: e.to_string(),
     })
+}
+
+/// Parses a single YAML (or JSON) document, refusing duplicate keys.
+pub fn parse_one(text: &str) -> Result<Value, YamlError> {
+    parse_one_with(text, Duplicates::Refuse).map(|(v, _)| v)
 }
 
 /// Renders a value as one YAML document.
@@ -50,6 +336,44 @@ mod tests {
         let docs = parse_stream("a: 1\n---\n---\nb: [x]\n").expect("parses");
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[1]["b"][0], "x");
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_with_their_line() {
+        let err = parse_stream("a: 1\n---\nkind: ConfigMap\ndata:\n  x: 1\ndata:\n  y: 2\n")
+            .expect_err("duplicate");
+        assert_eq!(err.document, 2);
+        assert!(
+            err.message.contains("mapping key \"data\" already defined"),
+            "{err}"
+        );
+        assert!(err.message.contains("line 6"), "{err}");
+        let (v, n) = parse_one_with("a: 1\nb: 2\na: 3\n", Duplicates::LastWins).expect("kept");
+        assert_eq!((v["a"].as_i64(), n), (Some(3), 1));
+        // Same key in different mappings is no duplicate.
+        parse_stream("a: {k: 1}\nb: {k: 2}\n").expect("fine");
+    }
+
+    #[test]
+    fn alias_bombs_are_refused_quickly() {
+        // Nine levels of ten aliases: 10^9 values from a few hundred bytes.
+        let mut text = String::from("l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}]\n"
+            ));
+        }
+        let started = std::time::Instant::now();
+        let err = parse_stream(&text).expect_err("bomb");
+        assert!(err.message.contains(EXCESSIVE_ALIASING), "{err}");
+        let err = check_aliasing(&text).expect_err("bomb");
+        assert!(err.contains(EXCESSIVE_ALIASING), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // Modest reuse of an anchor is fine.
+        let ok = "base: &b {a: 1, b: 2}\none: *b\ntwo: *b\n";
+        assert_eq!(parse_stream(ok).expect("aliases")[0]["two"]["b"], 2);
+        check_aliasing(ok).expect("modest");
     }
 
     #[test]

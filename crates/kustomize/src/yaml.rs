@@ -2,7 +2,6 @@
 //! `kustomize build` prints (keys sorted as go-yaml v2 sorts them, its quoting rules, literal
 //! blocks for multi-line strings, lines folded after column 80).
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -22,7 +21,14 @@ pub fn parse_stream(text: &str, file: &str) -> Result<Vec<Document>> {
     let starts = document_starts(text);
     let mut out = Vec::new();
     for (i, doc) in yaml_serde::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(doc).map_err(|e| yaml_error(&e, file))?;
+        // Duplicate keys are refused (kustomize refuses them when it writes the resource out)
+        // and alias expansion is bounded.
+        let (value, _) = tidegate_core::yaml::read_value(
+            doc,
+            text.len(),
+            tidegate_core::yaml::Duplicates::Refuse,
+        )
+        .map_err(|e| yaml_error(&e, file))?;
         if !value.is_null() {
             out.push(Document {
                 value,
@@ -37,6 +43,8 @@ pub fn parse_stream(text: &str, file: &str) -> Result<Vec<Document>> {
 /// line on error.
 pub fn parse_as<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    tidegate_core::yaml::check_aliasing(text)
+        .map_err(|message| Error::in_file(ErrorKind::InvalidYaml, file, message))?;
     yaml_serde::from_str(text).map_err(|e| yaml_error(&e, file))
 }
 

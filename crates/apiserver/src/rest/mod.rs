@@ -129,7 +129,19 @@ impl Req {
         let unknown = fv::drop_unknown(&typed, obj);
         let json_body = body.filter(|b| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
         let duplicate = json_body.map(fv::duplicate_fields).unwrap_or_default();
-        let problems = fv::problems(&unknown, &duplicate);
+        let mut problems = fv::problems(&unknown, &duplicate);
+        let yaml = matches!(
+            crate::http::content_type(&self.headers).as_str(),
+            "application/yaml" | "application/apply-patch+yaml"
+        );
+        if yaml
+            && json_body.is_none()
+            && let Some(dup) = body
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .and_then(fv::yaml_duplicate)
+        {
+            problems.insert(0, dup);
+        }
         if problems.is_empty() {
             return Ok(());
         }
@@ -215,6 +227,17 @@ fn require_verb(res: &ResourceInfo, verb: &str) -> ApiResult<()> {
     }
 }
 
+/// Runs a write handler on the blocking pool: decoding, merging and validating a body takes
+/// time proportional to the body, and other clients' requests are served meanwhile instead of
+/// waiting for an executor thread.
+async fn off_executor(
+    work: impl FnOnce() -> ApiResult<Response> + Send + 'static,
+) -> ApiResult<Response> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(ApiError::internal(format!("request handler failed: {e}"))))
+}
+
 /// Handles one resource request.
 pub async fn handle(req: Req, method: Method, body: Body) -> ApiResult<Response> {
     if req.res.namespaced && req.path.namespace.is_none() {
@@ -266,37 +289,41 @@ pub async fn handle(req: Req, method: Method, body: Body) -> ApiResult<Response>
         ("POST", None, None) => {
             require_verb(&req.res, "create")?;
             let body = crate::http::read_body(body).await?;
-            create::create(&req, &body)
+            off_executor(move || create::create(&req, &body)).await
         }
         ("PUT", Some(name), sub) => {
             if sub.is_none() {
                 require_verb(&req.res, "update")?;
             }
             let body = crate::http::read_body(body).await?;
-            match sub {
+            let sub = sub.map(str::to_string);
+            off_executor(move || match sub.as_deref() {
                 Some("scale") => scale::update(&req, &name, &body),
-                _ => update::update(&req, &name, sub, &body),
-            }
+                _ => update::update(&req, &name, sub.as_deref(), &body),
+            })
+            .await
         }
         ("PATCH", Some(name), sub) => {
             if sub.is_none() {
                 require_verb(&req.res, "patch")?;
             }
             let body = crate::http::read_body(body).await?;
-            match sub {
+            let sub = sub.map(str::to_string);
+            off_executor(move || match sub.as_deref() {
                 Some("scale") => scale::patch(&req, &name, &body),
-                _ => patch::patch(&req, &name, sub, &body),
-            }
+                _ => patch::patch(&req, &name, sub.as_deref(), &body),
+            })
+            .await
         }
         ("DELETE", Some(name), None) => {
             require_verb(&req.res, "delete")?;
             let body = crate::http::read_body(body).await?;
-            delete::delete(&req, &name, &body)
+            off_executor(move || delete::delete(&req, &name, &body)).await
         }
         ("DELETE", None, None) => {
             require_verb(&req.res, "deletecollection")?;
             let body = crate::http::read_body(body).await?;
-            delete::delete_collection(&req, &body)
+            off_executor(move || delete::delete_collection(&req, &body)).await
         }
         _ => Err(ApiError::method_not_allowed()),
     }

@@ -81,15 +81,8 @@ pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult
                 .map_err(|e| ApiError::bad_request(format!("error decoding json patch: {e}")))?;
             write::update(req, name, part, Tracking::Update, None, |cur| {
                 let mut next = cur.clone();
-                json_patch::patch(&mut next, &p).map_err(|e| {
-                    patch_invalid(
-                        req,
-                        name,
-                        format!(
-                            "the server rejected our request due to an error in our request: {e}"
-                        ),
-                    )
-                })?;
+                crate::jsonpatch::apply(&mut next, &p)
+                    .map_err(|e| e.to_api(&req.res.group, &req.res.kind, name))?;
                 req.check_fields(&mut next, None, false)?;
                 Ok(next)
             })?
@@ -128,6 +121,8 @@ fn apply(req: &Req, name: &str, part: Part, sub: Option<&str>, body: &[u8]) -> A
             "Required value: is required for apply patch",
         ));
     }
+    // Its length and characters are checked as for every other write.
+    write::manager_name(req)?;
     let force = match req.q("force") {
         None | Some("false") => false,
         Some("true") => true,
@@ -139,8 +134,9 @@ fn apply(req: &Req, name: &str, part: Part, sub: Option<&str>, body: &[u8]) -> A
     };
     let text = std::str::from_utf8(body)
         .map_err(|_| ApiError::bad_request("error decoding YAML: the body is not UTF-8"))?;
-    let mut patch: Value = yaml_serde::from_str(text)
-        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let (mut patch, _) =
+        tidegate_core::yaml::parse_one_with(text, tidegate_core::yaml::Duplicates::LastWins)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {}", e.message)))?;
     req.check_fields(&mut patch, Some(body), false)?;
     if !patch.is_object() {
         return Err(ApiError::bad_request(

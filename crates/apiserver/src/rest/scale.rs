@@ -87,23 +87,35 @@ fn to_scale(req: &Req, obj: &Value) -> Value {
     })
 }
 
-fn set_replicas(req: &Req, cur: &Value, replicas: i64) -> Value {
+fn set_replicas(req: &Req, cur: &Value, replicas: i64) -> ApiResult<Value> {
     let (spec_p, _, _) = paths(req);
     let mut next = cur.clone();
     let ptr = pointer(&spec_p);
-    let mut target = &mut next;
     let segs: Vec<&str> = ptr.split('/').filter(|s| !s.is_empty()).collect();
-    for (i, s) in segs.iter().enumerate() {
-        if i + 1 == segs.len() {
-            target[*s] = json!(replicas);
-        } else {
-            if !target.get(*s).is_some_and(Value::is_object) {
-                target[*s] = json!({});
-            }
-            target = &mut target[*s];
-        }
+    // kube-apiserver only accepts a replicas path under .spec.
+    if segs.len() < 2 || segs[0] != "spec" {
+        return Err(ApiError::internal(format!(
+            "the scale subresource's specReplicasPath {spec_p} is not under .spec"
+        )));
     }
-    next
+    let mut target = &mut next;
+    for (i, s) in segs.iter().enumerate() {
+        let Some(map) = target.as_object_mut() else {
+            return Err(ApiError::internal(format!(
+                "the object has no field at {spec_p}"
+            )));
+        };
+        if i + 1 == segs.len() {
+            map.insert((*s).to_string(), json!(replicas));
+            break;
+        }
+        let child = map.entry(*s).or_insert_with(|| json!({}));
+        if !child.is_object() {
+            *child = json!({});
+        }
+        target = child;
+    }
+    Ok(next)
 }
 
 /// GET scale.
@@ -123,7 +135,7 @@ pub fn get(req: &Req, name: &str) -> ApiResult<Response> {
 fn write_scale(
     req: &Req,
     name: &str,
-    f: impl FnOnce(&Value) -> ApiResult<Value>,
+    f: impl Fn(&Value) -> ApiResult<Value>,
 ) -> ApiResult<Response> {
     let stored = write::update(
         req,
@@ -167,8 +179,12 @@ fn write_scale(
                     )],
                 ));
             }
-            let mut next = set_replicas(req, cur, replicas);
-            next["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"].clone();
+            let mut next = set_replicas(req, cur, replicas)?;
+            let rv = cur
+                .pointer("/metadata/resourceVersion")
+                .cloned()
+                .unwrap_or(Value::Null);
+            crate::objects::meta_mut(&mut next).insert("resourceVersion".into(), rv);
             Ok(next)
         },
     )?;
@@ -182,7 +198,7 @@ fn write_scale(
 /// PUT scale.
 pub fn update(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> {
     let scale = req.decode_body(body)?;
-    write_scale(req, name, |_| Ok(scale))
+    write_scale(req, name, |_| Ok(scale.clone()))
 }
 
 /// PATCH scale (merge or JSON patch).
@@ -200,7 +216,7 @@ pub fn patch(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> {
                 let p: json_patch::Patch = serde_json::from_slice(body).map_err(|e| {
                     ApiError::bad_request(format!("error decoding json patch: {e}"))
                 })?;
-                json_patch::patch(&mut next, &p)
+                crate::jsonpatch::apply(&mut next, &p)
                     .map_err(|e| ApiError::bad_request(e.to_string()))?;
             }
             _ => {

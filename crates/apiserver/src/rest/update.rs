@@ -11,6 +11,6 @@ pub fn update(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResul
     let mut obj = req.decode_body(body)?;
     req.check_fields(&mut obj, Some(body), true)?;
     let part = Part::of(sub)?;
-    let stored = write::update(req, name, part, Tracking::Update, None, |_| Ok(obj))?;
+    let stored = write::update(req, name, part, Tracking::Update, None, |_| Ok(obj.clone()))?;
     Ok(req.respond_object(StatusCode::OK, &stored))
 }

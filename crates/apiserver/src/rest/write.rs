@@ -92,6 +92,12 @@ fn track(req: &Req, subresource: &str, live: Option<&Value>, next: &mut Value) -
 
 /// Checks `apiVersion` and `kind` of a body against the endpoint, filling them when absent.
 pub fn check_type(req: &Req, obj: &mut Value) -> ApiResult<()> {
+    if !obj.is_object() {
+        return Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): not a JSON object",
+            req.res.kind
+        )));
+    }
     let want_av = req.res.api_version();
     match obj.get("apiVersion").and_then(Value::as_str) {
         None | Some("") => {
@@ -380,7 +386,7 @@ fn decide_update(
     tracking: Tracking,
     subresource: &str,
     cur: Option<&Arc<Value>>,
-    propose: impl FnOnce(&Value) -> ApiResult<Value>,
+    propose: impl Fn(&Value) -> ApiResult<Value>,
 ) -> ApiResult<(Change, Option<Value>)> {
     let Some(cur) = cur else {
         return Err(ApiError::not_found(&req.res.group, &req.res.plural, name));
@@ -413,7 +419,7 @@ pub fn update(
     part: Part,
     tracking: Tracking,
     subresource: Option<&str>,
-    propose: impl FnOnce(&Value) -> ApiResult<Value>,
+    propose: impl Fn(&Value) -> ApiResult<Value>,
 ) -> ApiResult<Arc<Value>> {
     upsert(
         req,
@@ -427,30 +433,40 @@ pub fn update(
     .map(|(stored, _)| stored)
 }
 
+/// Attempts to commit a change computed outside the store's lock before computing it under the
+/// lock instead.
+const OPTIMISTIC_ATTEMPTS: usize = 3;
+
 /// Updates an object, or, when it does not exist and `create` is given, creates the object
-/// `create` proposes: server-side apply's create-or-update. Which of the two happens is decided
-/// under the store's write lock with the write itself, so a concurrent delete or create
-/// cannot make it answer 404 or 409 where kube-apiserver would write. Returns the stored
-/// object and whether it was created.
+/// `create` proposes: server-side apply's create-or-update. Returns the stored object and
+/// whether it was created.
+///
+/// The change is computed from a snapshot, outside the store's write lock (merging and
+/// validating a large body takes time, and other writers should not wait for it), and
+/// committed only if the object is still the one the change was computed from — as
+/// kube-apiserver's optimistic `GuaranteedUpdate` does; otherwise it is computed again. After a
+/// few lost races the change is computed under the lock, so a write always completes. Either
+/// way, which of create or update happens is decided together with the write: a concurrent
+/// delete or create cannot make it answer 404 or 409 where kube-apiserver would write.
 pub fn upsert(
     req: &Req,
     name: &str,
     part: Part,
     tracking: Tracking,
     subresource: Option<&str>,
-    create: Option<impl FnOnce() -> ApiResult<Value>>,
-    propose: impl FnOnce(&Value) -> ApiResult<Value>,
+    create: Option<impl Fn() -> ApiResult<Value>>,
+    propose: impl Fn(&Value) -> ApiResult<Value>,
 ) -> ApiResult<(Arc<Value>, bool)> {
     let subresource = subresource.unwrap_or(subresource_of(part));
     let dry_run = req.dry_run()?;
     let key = req.key(name);
     let decide = |cur: Option<&Arc<Value>>| -> ApiResult<(Change, Option<Value>)> {
-        match (cur, create) {
+        match (cur, &create) {
             (None, Some(create)) if part == Part::Main => {
                 let (_, obj) = prepare_create(req, create()?, tracking)?;
                 Ok((Change::Put(obj), None))
             }
-            (cur, _) => decide_update(req, name, part, tracking, subresource, cur, propose),
+            (cur, _) => decide_update(req, name, part, tracking, subresource, cur, &propose),
         }
     };
     if dry_run {
@@ -465,11 +481,37 @@ pub fn upsert(
         };
     }
     let mut deleted_state = None;
-    let out: Outcome = req.state.store.mutate(&key, |cur| {
-        let (change, last) = decide(cur)?;
-        deleted_state = last;
-        Ok::<_, ApiError>(change)
-    })?;
+    let mut committed = None;
+    for _ in 0..OPTIMISTIC_ATTEMPTS {
+        let snapshot = req.state.store.get(&key);
+        let (change, last) = decide(snapshot.as_ref())?;
+        let mut change = Some(change);
+        let out = req.state.store.mutate(&key, |now| {
+            let unchanged = match (now, &snapshot) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            };
+            if !unchanged {
+                // Lost a race: write nothing, compute again.
+                return Ok::<_, ApiError>(Change::Keep);
+            }
+            Ok(change.take().unwrap_or(Change::Keep))
+        })?;
+        if change.is_none() {
+            deleted_state = last;
+            committed = Some(out);
+            break;
+        }
+    }
+    let out: Outcome = match committed {
+        Some(out) => out,
+        None => req.state.store.mutate(&key, |cur| {
+            let (change, last) = decide(cur)?;
+            deleted_state = last;
+            Ok::<_, ApiError>(change)
+        })?,
+    };
     let stored = out
         .object
         .ok_or_else(|| ApiError::internal("update stored no object"))?;
