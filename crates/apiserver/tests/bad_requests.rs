@@ -25,18 +25,11 @@ fn json_patch(ops: Vec<Value>) -> Vec<u8> {
     serde_json::to_vec(&Value::Array(ops)).expect("json")
 }
 
-/// Nine levels of ten aliases: a few hundred bytes that expand to a billion values.
 fn alias_bomb() -> String {
-    let mut text = String::from(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n",
-    );
-    for i in 1..10 {
-        let p = i - 1;
-        text.push_str(&format!(
-            "l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}]\n"
-        ));
-    }
-    text
+    common::alias_bomb(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\n",
+        "",
+    )
 }
 
 fn cases() -> Vec<(axum::http::Request<Vec<u8>>, u16, &'static str)> {

@@ -27,6 +27,6 @@ pub mod wait;
 pub use changeset::{Action, ChangeSet, ChangeSetEntry};
 pub use error::Error;
 pub use inventory::{Inventory, InventoryEntry};
-pub use manager::{ApplyOptions, ManagerOptions, Owner, ResourceManager};
+pub use manager::{ApplyOptions, ManagerOptions, Owner, ResourceManager, Validated};
 pub use state::AppliedState;
 pub use wait::WaitOptions;

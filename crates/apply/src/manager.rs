@@ -35,6 +35,31 @@ fn bad_path_segment(name: &str) -> Option<String> {
         .map(|c| format!("may not contain '{c}'"))
 }
 
+/// A set of objects that passed validation and is ready to be written.
+#[derive(Debug)]
+pub struct Validated {
+    items: Vec<Item>,
+    plans: Vec<Option<Plan>>,
+}
+
+impl Validated {
+    /// The inventory applying the set will record: what may exist once its writes begin.
+    pub fn inventory(&self) -> Inventory {
+        let mut seen = HashSet::new();
+        Inventory {
+            entries: self
+                .items
+                .iter()
+                .filter(|i| seen.insert(i.id.clone()))
+                .map(|i| InventoryEntry {
+                    id: i.id.clone(),
+                    v: i.version.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Who owns what the manager applies: the owner labels `<group>/name` and `<group>/namespace`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
@@ -178,6 +203,19 @@ impl ResourceManager {
         options: &ApplyOptions,
         state: &mut AppliedState,
     ) -> Result<ChangeSet, Error> {
+        let validated = self.validate_all(objects, options, state).await?;
+        self.apply_validated(validated, options, state).await
+    }
+
+    /// The first half of [`apply_all_staged`](Self::apply_all_staged): everything that happens
+    /// before the first write (normalising, resolving, the server-side dry runs). Nothing is
+    /// written; a caller can record [`Validated::inventory`] before the writes begin.
+    pub async fn validate_all(
+        &self,
+        objects: Vec<Value>,
+        options: &ApplyOptions,
+        state: &AppliedState,
+    ) -> Result<Validated, Error> {
         let mut items = self.prepare(objects, options).await?;
         items.sort_by(|a, b| {
             a.stage
@@ -238,7 +276,22 @@ impl ResourceManager {
         if !errors.is_empty() {
             return Err(Error::Validation(errors));
         }
+        Ok(Validated { items, plans })
+    }
 
+    /// The second half of [`apply_all_staged`](Self::apply_all_staged): the writes, stage by
+    /// stage, of a set [`validate_all`](Self::validate_all) accepted.
+    pub async fn apply_validated(
+        &self,
+        validated: Validated,
+        options: &ApplyOptions,
+        state: &mut AppliedState,
+    ) -> Result<ChangeSet, Error> {
+        let Validated {
+            mut items,
+            mut plans,
+        } = validated;
+        let mut errors = Vec::new();
         let mut change_set = ChangeSet::default();
         for stage in [Stage::Definitions, Stage::Classes, Stage::Resources] {
             let idx: Vec<usize> = (0..items.len())
@@ -307,7 +360,6 @@ impl ResourceManager {
         Ok(change_set)
     }
 
-    /// Normalises, labels and resolves every object; checks what needs no server.
     /// The resource serving `object` (`None` while its kind is not served), and the reference
     /// as applied: the namespace cleared for cluster-scoped kinds.
     async fn locate(
@@ -322,28 +374,7 @@ impl ResourceManager {
         Ok((object, target))
     }
 
-    /// The inventory applying `objects` would record, computed without writing anything:
-    /// what a caller records before the apply so that a crash during it orphans nothing.
-    /// Objects without apiVersion, kind or name (which the apply refuses) are left out.
-    pub async fn inventory_of(&self, objects: &[Value]) -> Result<Inventory, Error> {
-        let mut seen = HashSet::new();
-        let mut entries = Vec::new();
-        for obj in objects {
-            let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-            let object = ObjectRef::from_object(obj);
-            if api_version.is_empty() || object.kind.is_empty() || object.name.is_empty() {
-                continue;
-            }
-            let (object, _) = self.locate(api_version, object).await?;
-            let id = crate::inventory::object_id(&object);
-            if seen.insert(id.clone()) {
-                let v = tidegate_core::object_ref::split_api_version(api_version).1;
-                entries.push(InventoryEntry { id, v: v.into() });
-            }
-        }
-        Ok(Inventory { entries })
-    }
-
+    /// Normalises, labels and resolves every object; checks what needs no server.
     async fn prepare(
         &self,
         objects: Vec<Value>,

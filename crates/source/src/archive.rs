@@ -28,6 +28,10 @@ pub struct Written {
 /// Writes a tar.gz stream entry by entry.
 pub struct ArchiveWriter<W: Write> {
     builder: tar::Builder<flate2::write::GzEncoder<HashingWriter<W>>>,
+    /// What consumers extract at most: an artifact beyond it is refused here, when it is made.
+    limits: crate::extract::Limits,
+    entries: usize,
+    content: u64,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -43,17 +47,56 @@ impl<W: Write> ArchiveWriter<W> {
             .write(hashing, flate2::Compression::default());
         let mut builder = tar::Builder::new(gz);
         builder.mode(tar::HeaderMode::Deterministic);
-        ArchiveWriter { builder }
+        ArchiveWriter {
+            builder,
+            limits: crate::extract::Limits::default(),
+            entries: 0,
+            content: 0,
+        }
+    }
+
+    /// Starts an archive held to `limits` instead of the default ones.
+    pub fn with_limits(out: W, limits: crate::extract::Limits) -> Self {
+        let mut w = ArchiveWriter::new(out);
+        w.limits = limits;
+        w
+    }
+
+    /// Counts one entry of `size` content bytes against the limits consumers extract with.
+    fn count(&mut self, size: u64) -> io::Result<()> {
+        self.entries += 1;
+        self.content = self.content.saturating_add(size);
+        if self.entries > self.limits.max_entries {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the artifact would hold more than {} files and directories, the most an artifact may hold",
+                    self.limits.max_entries
+                ),
+            ));
+        }
+        if self.content > self.limits.max_size {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the artifact's files would total more than {} bytes, the most an artifact may hold",
+                    self.limits.max_size
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Adds a directory entry (`path` relative, `/`-separated, no trailing slash).
     pub fn add_dir(&mut self, path: &str) -> io::Result<()> {
+        self.count(0)?;
         let mut header = header(tar::EntryType::Directory, DIR_MODE, 0);
         self.builder.append_data(&mut header, path, io::empty())
     }
 
     /// Adds a regular file.
     pub fn add_file(&mut self, path: &str, executable: bool, data: &[u8]) -> io::Result<()> {
+        self.count(data.len() as u64)?;
         let mode = if executable { EXEC_MODE } else { FILE_MODE };
         let mut header = header(tar::EntryType::Regular, mode, data.len() as u64);
         self.builder.append_data(&mut header, path, data)

@@ -61,6 +61,14 @@ pub enum ExtractError {
         /// Its type.
         kind: String,
     },
+    /// A PAX header or GNU long name claims more than [`MAX_HEADER_BYTES`].
+    #[error("tar {kind} entry of {size} bytes exceeds the limit of {MAX_HEADER_BYTES} bytes")]
+    HeaderTooLarge {
+        /// The entry type.
+        kind: String,
+        /// The size it declares.
+        size: u64,
+    },
     /// The uncompressed content is larger than the limit.
     #[error("archive content exceeds the size limit of {0} bytes")]
     TooLarge(u64),
@@ -88,31 +96,107 @@ pub fn extract_tar_gz(reader: impl Read, root: &Path, limits: Limits) -> Result<
     extract_tar(gz, root, limits)
 }
 
+/// The largest PAX header or GNU long name/link entry read (Go's archive/tar allows 1 MiB):
+/// their bodies are read whole, so a header claiming a gigabyte must be refused before that.
+pub const MAX_HEADER_BYTES: u64 = 1 << 20;
+
+/// Entry names in error messages are cut to this many characters: an attacker's megabyte-long
+/// path must not become a megabyte-long log line.
+const SHOWN_NAME_CHARS: usize = 256;
+
+/// `name` for a message, cut to [`SHOWN_NAME_CHARS`].
+fn shown(name: &str) -> String {
+    match name.char_indices().nth(SHOWN_NAME_CHARS) {
+        Some((at, _)) => format!("{}… ({} bytes)", &name[..at], name.len()),
+        None => name.to_string(),
+    }
+}
+
 /// Extracts an uncompressed tar stream into `root`; see [`extract_tar_gz`].
+///
+/// Entries are read raw: GNU long names and PAX headers are parsed here, after their declared
+/// size was checked against [`MAX_HEADER_BYTES`], instead of being read whole by the tar crate
+/// whatever size they claim.
 pub fn extract_tar(reader: impl Read, root: &Path, limits: Limits) -> Result<(), ExtractError> {
     fs::create_dir_all(root).map_err(io_err(format!("creating {}", root.display())))?;
     let mut archive = tar::Archive::new(reader);
-    let entries = archive.entries().map_err(io_err("reading archive"))?;
+    let entries = archive
+        .entries()
+        .map_err(io_err("reading archive"))?
+        .raw(true);
     let mut total: u64 = 0;
     let mut count = 0usize;
     let mut links: Vec<(String, PathBuf, String)> = Vec::new();
+    // Names carried by the GNU long-name/long-link or PAX entry before the current one.
+    let mut long_name: Option<Vec<u8>> = None;
+    let mut long_link: Option<Vec<u8>> = None;
     for entry in entries {
         let mut entry = entry.map_err(io_err("reading archive"))?;
         count += 1;
         if count > limits.max_entries {
             return Err(ExtractError::TooManyEntries(limits.max_entries));
         }
-        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let kind = entry.header().entry_type();
+        if matches!(
+            kind,
+            tar::EntryType::GNULongName
+                | tar::EntryType::GNULongLink
+                | tar::EntryType::XHeader
+                | tar::EntryType::XGlobalHeader
+        ) {
+            let size = entry
+                .header()
+                .entry_size()
+                .map_err(io_err("reading archive"))?;
+            if size > MAX_HEADER_BYTES {
+                return Err(ExtractError::HeaderTooLarge {
+                    kind: format!("{kind:?}"),
+                    size,
+                });
+            }
+            let mut body = Vec::with_capacity(size as usize);
+            (&mut entry)
+                .take(size)
+                .read_to_end(&mut body)
+                .map_err(io_err("reading archive"))?;
+            match kind {
+                tar::EntryType::GNULongName => long_name = Some(trim_nul(body)),
+                tar::EntryType::GNULongLink => long_link = Some(trim_nul(body)),
+                tar::EntryType::XHeader => {
+                    for (key, value) in pax_records(&body)? {
+                        match key.as_str() {
+                            "path" => long_name = Some(value),
+                            "linkpath" => long_link = Some(value),
+                            "size" => {
+                                return Err(ExtractError::Unsupported {
+                                    entry: "(pax header)".into(),
+                                    kind: "a pax size record".into(),
+                                });
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let path_bytes = long_name
+            .take()
+            .unwrap_or_else(|| entry.path_bytes().into_owned());
+        let link_bytes = long_link
+            .take()
+            .or_else(|| entry.link_name_bytes().map(|b| b.into_owned()));
+        let raw = String::from_utf8_lossy(&path_bytes).into_owned();
         let rel = safe_relative(&raw)?;
         if rel.as_os_str().is_empty() {
             continue; // "./" or the root itself
         }
         let dest = root.join(&rel);
         check_no_link_on_path(root, &rel, &raw)?;
-        let kind = entry.header().entry_type();
         match kind {
             tar::EntryType::Directory => {
-                fs::create_dir_all(&dest).map_err(io_err(format!("creating {raw}")))?;
+                fs::create_dir_all(&dest).map_err(io_err(format!("creating {}", shown(&raw))))?;
             }
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 let size = entry.size();
@@ -121,39 +205,41 @@ pub fn extract_tar(reader: impl Read, root: &Path, limits: Limits) -> Result<(),
                     return Err(ExtractError::TooLarge(limits.max_size));
                 }
                 if let Some(parent) = dest.parent() {
-                    fs::create_dir_all(parent).map_err(io_err(format!("creating {raw}")))?;
+                    fs::create_dir_all(parent)
+                        .map_err(io_err(format!("creating {}", shown(&raw))))?;
                 }
                 remove_existing(&dest, &raw)?;
                 let mut file =
-                    fs::File::create(&dest).map_err(io_err(format!("creating {raw}")))?;
+                    fs::File::create(&dest).map_err(io_err(format!("creating {}", shown(&raw))))?;
                 // Read at most the declared size (plus one byte to notice a lie).
                 let copied = io::copy(&mut (&mut entry).take(size + 1), &mut file)
-                    .map_err(io_err(format!("writing {raw}")))?;
+                    .map_err(io_err(format!("writing {}", shown(&raw))))?;
                 if copied > size {
                     return Err(ExtractError::TooLarge(limits.max_size));
                 }
                 set_mode(&file, entry.header().mode().unwrap_or(0o644), &raw)?;
             }
             tar::EntryType::Symlink => {
-                let target = entry
-                    .link_name_bytes()
+                let target = link_bytes
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .unwrap_or_default();
                 let parent = rel.parent().unwrap_or(Path::new(""));
                 if lexical_escape(parent, &target) {
-                    return Err(ExtractError::EscapingLink { entry: raw, target });
+                    return Err(ExtractError::EscapingLink {
+                        entry: shown(&raw),
+                        target: shown(&target),
+                    });
                 }
                 if let Some(p) = dest.parent() {
-                    fs::create_dir_all(p).map_err(io_err(format!("creating {raw}")))?;
+                    fs::create_dir_all(p).map_err(io_err(format!("creating {}", shown(&raw))))?;
                 }
                 remove_existing(&dest, &raw)?;
-                make_symlink(&target, &dest).map_err(io_err(format!("linking {raw}")))?;
+                make_symlink(&target, &dest).map_err(io_err(format!("linking {}", shown(&raw))))?;
                 links.push((raw, rel, target));
             }
-            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => {}
             other => {
                 return Err(ExtractError::Unsupported {
-                    entry: raw,
+                    entry: shown(&raw),
                     kind: format!("{other:?}"),
                 });
             }
@@ -163,17 +249,57 @@ pub fn extract_tar(reader: impl Read, root: &Path, limits: Limits) -> Result<(),
     // that its target goes through); check every link again on the final tree.
     for (raw, rel, target) in links {
         if !resolves_inside(root, &rel) {
-            return Err(ExtractError::EscapingLink { entry: raw, target });
+            return Err(ExtractError::EscapingLink {
+                entry: shown(&raw),
+                target: shown(&target),
+            });
         }
     }
     Ok(())
+}
+
+/// A GNU long name's body without its trailing NULs.
+fn trim_nul(mut body: Vec<u8>) -> Vec<u8> {
+    while body.last() == Some(&0) {
+        body.pop();
+    }
+    body
+}
+
+/// The records of a PAX extended header: `"<length> <key>=<value>\n"`, the length counting the
+/// whole record.
+fn pax_records(mut body: &[u8]) -> Result<Vec<(String, Vec<u8>)>, ExtractError> {
+    let malformed = || ExtractError::Unsupported {
+        entry: "(pax header)".into(),
+        kind: "a malformed pax record".into(),
+    };
+    let mut out = Vec::new();
+    while !body.is_empty() && body[0] != 0 {
+        let space = body.iter().position(|b| *b == b' ').ok_or_else(malformed)?;
+        let len: usize = std::str::from_utf8(&body[..space])
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(malformed)?;
+        if len <= space + 1 || len > body.len() || body[len - 1] != b'\n' {
+            return Err(malformed());
+        }
+        let record = &body[space + 1..len - 1];
+        let eq = record
+            .iter()
+            .position(|b| *b == b'=')
+            .ok_or_else(malformed)?;
+        let key = String::from_utf8_lossy(&record[..eq]).into_owned();
+        out.push((key, record[eq + 1..].to_vec()));
+        body = &body[len..];
+    }
+    Ok(out)
 }
 
 /// The entry path as a clean relative path, or an error for absolute paths and `..`.
 fn safe_relative(raw: &str) -> Result<PathBuf, ExtractError> {
     crate::tree::clean_relative(raw)
         .map(PathBuf::from)
-        .ok_or_else(|| ExtractError::UnsafePath(raw.to_string()))
+        .ok_or_else(|| ExtractError::UnsafePath(shown(raw)))
 }
 
 /// Refuses to write `rel` when one of its parent directories inside `root` is a symbolic link.
@@ -189,8 +315,8 @@ fn check_no_link_on_path(root: &Path, rel: &Path, raw: &str) -> Result<(), Extra
             Ok(m) if m.file_type().is_symlink() => {
                 let link = at.strip_prefix(root).unwrap_or(&at).display().to_string();
                 return Err(ExtractError::ThroughLink {
-                    entry: raw.to_string(),
-                    link,
+                    entry: shown(raw),
+                    link: shown(&link),
                 });
             }
             _ => {}
@@ -266,10 +392,10 @@ fn resolves_inside(root: &Path, rel: &Path) -> bool {
 fn remove_existing(dest: &Path, raw: &str) -> Result<(), ExtractError> {
     match fs::symlink_metadata(dest) {
         Ok(m) if m.is_dir() => Err(ExtractError::Io {
-            context: format!("writing {raw}"),
+            context: format!("writing {}", shown(raw)),
             source: io::Error::new(io::ErrorKind::AlreadyExists, "a directory is in the way"),
         }),
-        Ok(_) => fs::remove_file(dest).map_err(io_err(format!("replacing {raw}"))),
+        Ok(_) => fs::remove_file(dest).map_err(io_err(format!("replacing {}", shown(raw)))),
         Err(_) => Ok(()),
     }
 }
@@ -280,7 +406,7 @@ fn set_mode(file: &fs::File, mode: u32, raw: &str) -> Result<(), ExtractError> {
     // Only permission bits, never setuid/setgid/sticky; always readable by the owner.
     let mode = (mode & 0o777) | 0o600;
     file.set_permissions(fs::Permissions::from_mode(mode))
-        .map_err(io_err(format!("chmod {raw}")))
+        .map_err(io_err(format!("chmod {}", shown(raw))))
 }
 
 #[cfg(not(unix))]

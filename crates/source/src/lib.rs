@@ -3,7 +3,9 @@
 //!
 //! - [`tree`] and [`ignore`]: the files of a source and Flux's `.sourceignore` rules;
 //! - [`archive`]: reproducible tar.gz with a `sha256:` digest;
-//! - [`extract`]: safe extraction of a downloaded artifact (the consumer side).
+//! - [`extract`]: safe extraction of a downloaded artifact (the consumer side);
+//! - [`fetch`]: downloads with timeouts, shared by the consumers of one artifact;
+//! - [`scratch`]: per-process temporary space, cleared of what killed processes left.
 
 pub mod archive;
 pub mod extract;
@@ -11,6 +13,7 @@ pub mod fetch;
 pub mod git;
 pub mod ignore;
 pub mod package;
+pub mod scratch;
 pub mod server;
 pub mod ssh;
 pub mod storage;

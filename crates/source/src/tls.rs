@@ -11,8 +11,12 @@ pub fn ensure_provider() {
     });
 }
 
-/// An HTTP client for downloading artifacts.
+/// An HTTP client for downloading artifacts: connections time out after 30 seconds (reads
+/// are bounded by the callers, see [`crate::fetch`]).
 pub fn http_client() -> reqwest::Client {
     ensure_provider();
-    reqwest::Client::new()
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .build()
+        .unwrap_or_default()
 }

@@ -198,3 +198,199 @@ async fn served_artifacts_are_checked_by_digest() {
     let resp = client.get(&escape).send().await.unwrap();
     assert_eq!(resp.status(), 404);
 }
+
+/// A tar.gz of one special entry (`kind` with `body`: a PAX header, a GNU long name) followed by
+/// the regular file `name` holding `data`, as Go's archive/tar or GNU tar write long names.
+fn special_then_file(kind: tar::EntryType, body: &[u8], name: &str, data: &[u8]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut b = tar::Builder::new(gz);
+    let mut x = tar::Header::new_gnu();
+    x.as_gnu_mut().unwrap().name[..6].copy_from_slice(b"@Extra");
+    x.set_entry_type(kind);
+    x.set_size(body.len() as u64);
+    x.set_cksum();
+    b.append(&x, body).unwrap();
+    let mut f = tar::Header::new_gnu();
+    f.set_path(name).unwrap();
+    f.set_size(data.len() as u64);
+    f.set_mode(0o644);
+    f.set_cksum();
+    b.append(&f, data).unwrap();
+    b.into_inner().unwrap().finish().unwrap()
+}
+
+/// A header block of `kind` claiming `size` bytes, followed by only `body` (the archive is
+/// cut short, as an attacker's would be: the claim alone must be refused).
+fn lying_header(kind: tar::EntryType, size: u64, body: &[u8]) -> Vec<u8> {
+    let mut h = tar::Header::new_gnu();
+    h.as_gnu_mut().unwrap().name[..10].copy_from_slice(b"././@Longx");
+    h.set_entry_type(kind);
+    h.set_mode(0o644);
+    h.set_size(size);
+    h.set_cksum();
+    let mut tar = h.as_bytes().to_vec();
+    tar.extend_from_slice(body);
+    tar.resize(tar.len().div_ceil(512) * 512 + 1024, 0);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &tar).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn headers_claiming_gigabytes_are_refused_before_reading() {
+    for kind in [
+        tar::EntryType::XHeader,
+        tar::EntryType::XGlobalHeader,
+        tar::EntryType::GNULongName,
+        tar::EntryType::GNULongLink,
+    ] {
+        let (r, outer) = extract(
+            &lying_header(kind, 1 << 30, b"30 path=aaaaaaaaaaaaaaaaaaaa\n"),
+            Limits::default(),
+        );
+        let err = r.expect_err("refused");
+        assert!(
+            matches!(err, ExtractError::HeaderTooLarge { size, .. } if size == 1 << 30),
+            "{kind:?}: {err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("exceeds the limit of 1048576 bytes"),
+            "{err}"
+        );
+        nothing_outside(outer.path());
+    }
+}
+
+/// Names longer than a header holds arrive as GNU long names (the tar crate's builder) or PAX
+/// `path` records (Go's archive/tar, so Flux's artifacts): both are honoured.
+#[test]
+fn long_names_from_gnu_and_pax_headers() {
+    let long = format!("{}/file.yaml", "d".repeat(150));
+    // GNU: the tar crate writes an 'L' entry for a long path.
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut b = tar::Builder::new(gz);
+    let mut h = tar::Header::new_gnu();
+    h.set_size(2);
+    h.set_mode(0o644);
+    b.append_data(&mut h, &long, &b"ok"[..]).unwrap();
+    let (r, outer) = extract(
+        &b.into_inner().unwrap().finish().unwrap(),
+        Limits::default(),
+    );
+    r.expect("gnu long name");
+    assert_eq!(
+        std::fs::read_to_string(outer.path().join("root").join(&long)).unwrap(),
+        "ok"
+    );
+    // PAX: an 'x' entry with a path record before a ustar entry with a short name.
+    let record = |k: &str, v: &str| {
+        let body = format!(" {k}={v}\n");
+        let mut n = body.len() + 1;
+        while format!("{n}{body}").len() != n {
+            n += 1;
+        }
+        format!("{n}{body}")
+    };
+    let pax = format!("{}{}", record("path", &long), record("mtime", "0"));
+    let (r, outer) = extract(
+        &special_then_file(tar::EntryType::XHeader, pax.as_bytes(), "short", b"pax"),
+        Limits::default(),
+    );
+    r.expect("pax path");
+    assert_eq!(
+        std::fs::read_to_string(outer.path().join("root").join(&long)).unwrap(),
+        "pax"
+    );
+    assert!(!outer.path().join("root/short").exists());
+}
+
+#[test]
+fn malformed_pax_records_and_size_overrides_are_refused() {
+    for body in [
+        "99999 path=x\n",
+        "abc path=x\n",
+        "12 pathx\n",
+        "12 size=999\n",
+    ] {
+        let (r, outer) = extract(
+            &special_then_file(tar::EntryType::XHeader, body.as_bytes(), "f", b"x"),
+            Limits::default(),
+        );
+        let err = r.expect_err(body);
+        assert!(
+            matches!(err, ExtractError::Unsupported { .. }),
+            "{body:?}: {err}"
+        );
+        nothing_outside(outer.path());
+    }
+}
+
+/// An entry name of a megabyte is cut in the error message (the message used to carry it whole
+/// into logs and events).
+#[test]
+fn messages_never_carry_attacker_sized_names() {
+    let name = format!("../{}", "x".repeat(900_000));
+    let mut body = name.into_bytes();
+    body.push(0);
+    let (r, outer) = extract(
+        &special_then_file(tar::EntryType::GNULongName, &body, "f", b"x"),
+        Limits::default(),
+    );
+    let err = r.expect_err("unsafe");
+    assert!(matches!(err, ExtractError::UnsafePath(_)), "{err}");
+    assert!(
+        err.to_string().len() < 1000,
+        "{} bytes",
+        err.to_string().len()
+    );
+    nothing_outside(outer.path());
+}
+
+/// A gzip bomb: a few kilobytes that inflate past the size limit stop at the limit.
+#[test]
+fn gzip_bombs_stop_at_the_size_limit() {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let mut b = tar::Builder::new(gz);
+    let mut h = tar::Header::new_gnu();
+    h.set_size(200 << 20);
+    h.set_mode(0o644);
+    h.set_cksum();
+    let mut data = std::io::Read::take(std::io::repeat(0), 200 << 20);
+    b.append_data(&mut h, "bomb", &mut data).unwrap();
+    let bytes = b.into_inner().unwrap().finish().unwrap();
+    assert!(bytes.len() < 1 << 20, "{} compressed bytes", bytes.len());
+    let (r, outer) = extract(&bytes, Limits::default());
+    assert!(matches!(r, Err(ExtractError::TooLarge(_))), "{r:?}");
+    nothing_outside(outer.path());
+}
+
+/// The packer refuses what consumers would refuse to extract: one limit on both sides.
+#[test]
+fn the_packer_holds_artifacts_to_the_extraction_limits() {
+    assert_eq!(Limits::default().max_entries, 100_000);
+    let limits = Limits {
+        max_size: 10,
+        max_entries: 3,
+    };
+    let mut w = ArchiveWriter::with_limits(Vec::new(), limits);
+    w.add_dir("a").unwrap();
+    w.add_file("a/b", false, b"12345").unwrap();
+    w.add_file("a/c", false, b"1").unwrap();
+    let err = w.add_file("a/d", false, b"1").expect_err("too many");
+    assert!(
+        err.to_string()
+            .contains("more than 3 files and directories"),
+        "{err}"
+    );
+    let mut w = ArchiveWriter::with_limits(Vec::new(), limits);
+    let err = w.add_file("big", false, &[0; 11]).expect_err("too large");
+    assert!(err.to_string().contains("more than 10 bytes"), "{err}");
+    // What the packer accepts, the extraction accepts.
+    let mut w = ArchiveWriter::with_limits(Vec::new(), limits);
+    w.add_dir("a").unwrap();
+    w.add_file("a/b", false, b"1234567890").unwrap();
+    let (bytes, _) = w.finish().unwrap();
+    let (r, _o) = extract(&bytes, limits);
+    r.expect("extracts");
+}

@@ -152,3 +152,16 @@ pub fn kubectl_bin() -> String {
     );
     bin
 }
+
+/// A YAML "billion laughs": nine levels of ten aliases under `indent`, a few hundred bytes that
+/// expand to a billion values, after `head` (the object's first lines).
+pub fn alias_bomb(head: &str, indent: &str) -> String {
+    let mut text = format!("{head}{indent}l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let p = i - 1;
+        text.push_str(&format!(
+            "{indent}l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}]\n"
+        ));
+    }
+    text
+}

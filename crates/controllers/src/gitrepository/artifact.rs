@@ -70,7 +70,7 @@ pub(super) fn fetch_verified(job: &Job) -> Result<Fetch, Failure> {
         name: r.name,
         commit: r.commit,
     };
-    let work = tempfile::tempdir().map_err(|e| {
+    let work = tidegate_source::scratch::tempdir("gitrepository-").map_err(|e| {
         Failure::new(
             STORAGE_FAILED,
             "DirectoryCreationFailed",

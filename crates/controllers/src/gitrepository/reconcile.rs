@@ -638,7 +638,7 @@ async fn download_includes(ctx: &Context, refs: &[IncludeRef]) -> Result<Vec<Inc
                 format!("failed to copy '{}' include: {e}", r.name),
             )
         };
-        let dir = tempfile::tempdir()
+        let dir = tidegate_source::scratch::tempdir("include-")
             .map_err(|e| Failure::new(STORAGE_FAILED, "DirectoryCreationFailed", e.to_string()))?;
         // Prefer the local store: the included artifact usually lives in the same storage.
         let local = ctx

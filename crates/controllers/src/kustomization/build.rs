@@ -14,7 +14,7 @@ use tidegate_api::Kustomization;
 use tidegate_api::meta::Artifact;
 use tidegate_kustomize::{Builder, LoadRestrictions, Options};
 use tidegate_source::extract::Limits;
-use tidegate_source::fetch::{FetchError, fetch_artifact};
+use tidegate_source::fetch::{FetchError, Waited, extract_bytes};
 
 use super::reconcile::{Failure, Retry};
 use super::{Context, generate, key};
@@ -23,6 +23,25 @@ use super::{Context, generate, key};
 pub(super) const ARTIFACT_FAILED: &str = "ArtifactFailed";
 /// `BuildFailed`: the kustomize build or the substitution failed.
 pub(super) const BUILD_FAILED: &str = "BuildFailed";
+
+/// How long a reconcile waits for its artifact's download before it lets its worker go and
+/// checks again shortly.
+const FETCH_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The failure a download or extraction error is reported as (Flux's messages).
+fn fetch_failure(e: &FetchError, ctx: &Context) -> Failure {
+    match e {
+        FetchError::NotFound { .. } => Failure {
+            reason: ARTIFACT_FAILED,
+            message: format!(
+                "Source is not ready, artifact not found, retrying in {}",
+                tidegate_core::duration::format(ctx.options.requeue_dependency)
+            ),
+            retry: Retry::Dependency,
+        },
+        other => Failure::new(ARTIFACT_FAILED, other.to_string()),
+    }
+}
 
 /// A Kustomization's last build.
 pub(super) struct Cached {
@@ -68,29 +87,34 @@ pub(super) async fn built(
     {
         return Ok(c.objects.clone());
     }
-    let tmp = tempfile::Builder::new()
-        .prefix("kustomization-")
-        .tempdir()
+    let tmp = tidegate_source::scratch::tempdir("kustomization-")
         .map_err(|e| Failure::new("DirCreationFailed", format!("tmp dir error: {e}")))?;
-    fetch_artifact(
-        &ctx.http,
-        &artifact.url,
-        &artifact.digest,
-        tmp.path(),
-        Limits::default(),
-    )
-    .await
-    .map_err(|e| match e {
-        FetchError::NotFound { .. } => Failure {
-            reason: ARTIFACT_FAILED,
-            message: format!(
-                "Source is not ready, artifact not found, retrying in {}",
-                tidegate_core::duration::format(ctx.options.requeue_dependency)
-            ),
-            retry: Retry::Dependency,
-        },
-        other => Failure::new(ARTIFACT_FAILED, other.to_string()),
-    })?;
+    let limits = Limits::default();
+    // The download is shared with every Kustomization of the same artifact, and waited for at
+    // most FETCH_WAIT: a slow source holds no reconcile worker longer than that.
+    let bytes = match ctx
+        .fetcher
+        .get(&artifact.url, &artifact.digest, FETCH_WAIT)
+        .await
+    {
+        Waited::Done(Ok(bytes)) => bytes,
+        Waited::Done(Err(e)) => return Err(fetch_failure(&e, ctx)),
+        Waited::Pending(running) => {
+            return Err(Failure {
+                reason: ARTIFACT_FAILED,
+                message: format!(
+                    "downloading artifact from {} for revision {}: still in progress after {}",
+                    artifact.url,
+                    artifact.revision,
+                    tidegate_core::duration::format(running)
+                ),
+                retry: Retry::Soon,
+            });
+        }
+    };
+    extract_bytes(bytes, tmp.path(), limits)
+        .await
+        .map_err(|e| fetch_failure(&e, ctx))?;
     let spec_path = obj.spec.path.clone().unwrap_or_default();
     let dir = secure_join(tmp.path(), &spec_path);
     if !dir.exists() {

@@ -75,7 +75,8 @@ pub struct Context {
     metrics: Arc<Metrics>,
     backoff: crate::timing::Backoff,
     options: Options,
-    http: reqwest::Client,
+    /// Artifact downloads, shared by the Kustomizations of one artifact.
+    fetcher: tidegate_source::fetch::Fetcher,
     sources: Store<GitRepository>,
     kustomizations: Store<Kustomization>,
     /// What each Kustomization applied last (desired hash and resourceVersion per object):
@@ -137,7 +138,10 @@ pub async fn run(
         metrics,
         backoff: crate::timing::Backoff::default(),
         options,
-        http: tidegate_source::tls::http_client(),
+        fetcher: tidegate_source::fetch::Fetcher::new(
+            tidegate_source::tls::http_client(),
+            tidegate_source::extract::Limits::default().max_size,
+        ),
         sources: greader.clone(),
         kustomizations: kreader.clone(),
         applied: Mutex::default(),

@@ -45,7 +45,13 @@ pub(super) enum Retry {
     Interval,
     /// After `--requeue-dependency` (a source or dependency not ready yet).
     Dependency,
+    /// Shortly: the step is still running elsewhere (an artifact download). Nothing failed, so
+    /// Ready stays as it was and only `Reconciling` says what is being waited for.
+    Soon,
 }
+
+/// When a reconcile waiting on a running download looks again.
+const SOON: Duration = Duration::from_secs(5);
 
 /// A failed step: the Ready reason and message.
 #[derive(Debug)]
@@ -252,6 +258,11 @@ pub(super) async fn reconcile(
                 Action::requeue(jittered(t.interval, ctx.options.jitter_percent))
             }
         }
+        Err(f) if f.retry == Retry::Soon => {
+            status.progress(&f.message, false).await.map_err(fail)?;
+            tracing::info!(name, namespace = ns, "{}", f.message);
+            Action::requeue(SOON)
+        }
         Err(f) => {
             status.set(READY, "False", f.reason, &f.message);
             finish_status(&mut status, &requested, false);
@@ -259,6 +270,7 @@ pub(super) async fn reconcile(
             let retry = match f.retry {
                 Retry::Interval => t.retry,
                 Retry::Dependency => ctx.options.requeue_dependency,
+                Retry::Soon => SOON,
             };
             let note = format!(
                 "Reconciliation failed after {}, next try in {}: {}",
@@ -423,19 +435,6 @@ async fn steps(
         flush(status.progress(&message, false).await)?;
     }
 
-    // Until a prune has succeeded, the inventory holds everything that may exist: the objects
-    // about to be applied are recorded before the apply, so a crash in between leaves no
-    // object the next reconcile does not know to prune.
-    let old = inventory_of(&status.st);
-    let desired = manager
-        .inventory_of(&objects)
-        .await
-        .map_err(|e| Failure::new(FAILED, e.to_string()))?;
-    if let Some(union) = with_desired(&old, &desired) {
-        status.st.inventory = Some(union);
-        flush(status.flush().await)?;
-    }
-
     // Apply in stages. What was applied before a failure is remembered for the next run.
     let ttl_jobs = ttl_jobs(&objects);
     let state_key = key(&ns, &name);
@@ -450,15 +449,33 @@ async fn steps(
         dry_run: false,
         stage_timeout: t.timeout,
     };
-    let applied = manager
-        .apply_all_staged(objects, &options, &mut state)
-        .await;
     let put_back = |state| {
         ctx.applied
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(state_key.clone(), state);
     };
+    let validated = match manager.validate_all(objects, &options, &state).await {
+        Ok(v) => v,
+        Err(e) => {
+            put_back(state);
+            return Err(Failure::new(FAILED, e.to_string()));
+        }
+    };
+    // Until a prune has succeeded, the inventory holds everything that may exist: what is
+    // about to be written is recorded before the first write, so a crash in between leaves
+    // no object the next reconcile does not know to prune.
+    let old = inventory_of(&status.st);
+    if let Some(union) = with_desired(&old, &validated.inventory()) {
+        status.st.inventory = Some(union);
+        if let Err(m) = status.flush().await {
+            put_back(state);
+            return Err(Failure::new(FAILED, m));
+        }
+    }
+    let applied = manager
+        .apply_validated(validated, &options, &mut state)
+        .await;
     let change_set = match applied {
         Ok(cs) => cs,
         Err(e) => {
