@@ -27,6 +27,7 @@ pub mod http;
 
 mod immutable;
 mod jsonpatch;
+pub mod listen;
 mod objects;
 mod openapi;
 pub mod protobuf;
@@ -40,4 +41,4 @@ pub mod table;
 pub mod tls;
 mod validation;
 
-pub use server::{ApiServer, Config, GIT_VERSION, ServeError, ServerState};
+pub use server::{ApiServer, Config, GIT_VERSION, ServeError, ServerState, private_dir};

@@ -10,7 +10,6 @@ use crate::tls::{self, Credentials, TlsError};
 use axum::body::Body;
 use axum::http::{HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -36,6 +35,8 @@ pub struct Config {
     pub watch_history: crate::store::LogLimits,
     /// Run the workload simulator (see [`crate::simulator`]) with this rollout delay.
     pub workload_simulator: Option<std::time::Duration>,
+    /// How many connections are held at once (see [`crate::listen`]).
+    pub connections: crate::listen::Limits,
 }
 
 impl Default for Config {
@@ -46,6 +47,7 @@ impl Default for Config {
             tls: true,
             watch_history: crate::store::LogLimits::default(),
             workload_simulator: None,
+            connections: crate::listen::Limits::from_process(),
         }
     }
 }
@@ -121,11 +123,23 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError 
     move |source| ServeError::Io { what, source }
 }
 
+/// Creates `dir` (and its parents) and makes it private to its owner (0700): the store holds
+/// every Secret in clear, the directory the credentials.
+pub fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
 impl ApiServer {
     /// Opens the store, writes credentials and kubeconfig, and starts serving.
     pub async fn start(config: Config) -> Result<ApiServer, ServeError> {
         if let Some(dir) = &config.data_dir {
-            std::fs::create_dir_all(dir)
+            private_dir(dir)
                 .map_err(io_err(format!("creating data directory {}", dir.display())))?;
         }
         let store = Arc::new(
@@ -164,44 +178,19 @@ impl ApiServer {
         } else {
             None
         };
-        let (shutdown, mut shutdown_rx) = watch::channel(false);
+        let (shutdown, shutdown_rx) = watch::channel(false);
         tokio::spawn(crate::controllers::run(state.clone()));
         if let Some(delay) = config.workload_simulator {
             tokio::spawn(crate::simulator::run(state.clone(), delay));
         }
         let serve_state = state.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = shutdown_rx.changed() => return,
-                    accepted = listener.accept() => {
-                        let Ok((tcp, _)) = accepted else { continue };
-                        let _ = tcp.set_nodelay(true);
-                        let st = serve_state.clone();
-                        let acceptor = acceptor.clone();
-                        let mut stop = shutdown_rx.clone();
-                        tokio::spawn(async move {
-                            let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                                let st = st.clone();
-                                async move { Ok::<_, std::convert::Infallible>(handle(st, req.map(Body::new)).await) }
-                            });
-                            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-                            match acceptor {
-                                Some(acc) => {
-                                    let Ok(tls) = acc.accept(tcp).await else { return };
-                                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), svc);
-                                    tokio::select! { _ = conn => {}, _ = stop.changed() => {} }
-                                }
-                                None => {
-                                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc);
-                                    tokio::select! { _ = conn => {}, _ = stop.changed() => {} }
-                                }
-                            }
-                        });
-                    }
-                }
-            }
-        });
+        let task = tokio::spawn(crate::listen::serve(
+            listener,
+            acceptor,
+            config.connections,
+            shutdown_rx,
+            move |req| handle(serve_state.clone(), req),
+        ));
         Ok(ApiServer {
             addr,
             url,

@@ -239,6 +239,35 @@ fn persist_delete(conn: &Connection, key: &Key, rv: u64) -> rusqlite::Result<()>
     tx.commit()
 }
 
+/// Creates `path` empty if missing and makes it (and SQLite's journal files beside it, which
+/// take the database's mode) readable by its owner only: the store holds every Secret in clear.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    let mut open = std::fs::OpenOptions::new();
+    open.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        open.mode(0o600);
+    }
+    open.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for suffix in ["", "-wal", "-shm"] {
+            let p = path.with_file_name(format!(
+                "{}{suffix}",
+                path.file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("state.db")
+            ));
+            if p.exists() {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens (or creates) a store in `dir/state.db`, or an in-memory store when `dir` is `None`.
     pub fn open(dir: Option<&Path>) -> Result<Store, StoreError> {
@@ -255,7 +284,10 @@ impl Store {
         let conn = match dir {
             None => None,
             Some(dir) => {
-                let conn = Connection::open(dir.join("state.db"))?;
+                let path = dir.join("state.db");
+                private_file(&path)
+                    .map_err(|e| StoreError::Corrupt(path.display().to_string(), e.to_string()))?;
+                let conn = Connection::open(&path)?;
                 conn.pragma_update(None, "journal_mode", "WAL")?;
                 conn.pragma_update(None, "synchronous", "NORMAL")?;
                 conn.execute_batch(

@@ -217,3 +217,66 @@ async fn namespaces_with_non_object_spec_or_status_are_handled() {
     t.ok(&["delete", "namespace", "odd", "--wait=false"]);
     t.ok(&["get", "namespaces"]);
 }
+
+/// The data directory and the store are private to their owner.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_and_its_directory_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = common::start().await;
+    t.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "s",
+        "--from-literal=password=hunter2",
+    ]);
+    let dir = t.dir.path().join("data");
+    let mode = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(&dir), 0o700, "data directory");
+    for f in ["state.db", "state.db-wal", "state.db-shm"] {
+        let p = dir.join(f);
+        if p.exists() {
+            assert_eq!(mode(&p), 0o600, "{f}");
+        }
+    }
+    assert_eq!(mode(&dir.join("state.db")), 0o600);
+}
+
+/// Hundreds of connections that never start TLS neither lock out a client with a token nor
+/// stay open: the server closes them once the handshake timeout has passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_strangers_neither_lock_out_clients_nor_stay() {
+    use tokio::io::AsyncReadExt;
+    let t = common::start().await;
+    let mut idle = Vec::new();
+    for _ in 0..500 {
+        idle.push(
+            tokio::net::TcpStream::connect(t.server.addr)
+                .await
+                .expect("connect"),
+        );
+    }
+    // A client with a token is served meanwhile.
+    t.ok(&["create", "configmap", "served", "--from-literal=k=v"]);
+    let client = t.client().await;
+    let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(client, "default");
+    cms.get("served").await.expect("served");
+    // Each idle connection is closed by the server (EOF) after the handshake timeout.
+    let deadline = tidegate_apiserver::listen::HANDSHAKE_TIMEOUT * 6;
+    for conn in &mut idle {
+        let mut buf = [0u8; 1];
+        let n = tokio::time::timeout(deadline, conn.read(&mut buf))
+            .await
+            .expect("the server closes an idle connection")
+            .unwrap_or(0);
+        assert_eq!(n, 0);
+    }
+}

@@ -90,7 +90,8 @@ fn done(bar: &ProgressBar, line: &str) {
 
 /// Runs everything until Ctrl-C or SIGTERM.
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&args.data_dir)
+    // Private (0700): it holds the store, with every Secret in clear, and the credentials.
+    tidegate_apiserver::private_dir(&args.data_dir)
         .with_context(|| format!("creating {}", args.data_dir.display()))?;
     let data_dir = args.data_dir.canonicalize()?;
     let bar = spinner();

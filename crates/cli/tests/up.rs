@@ -687,7 +687,7 @@ fn flux_verbs_tree_and_stats_against_up() {
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         out,
-        "► Deployment/production/podinfo drifted\n\nspec.replicas\n  - 3\n  + 4\n\n"
+        "► Deployment/production/podinfo drifted\n\nspec.replicas\n± value change\n- 3\n+ 4\n\n"
     );
     let git = |args: &[&str]| {
         git_support::run(
@@ -697,6 +697,21 @@ fn flux_verbs_tree_and_stats_against_up() {
                 .current_dir(&work),
         )
     };
+    // A Secret goes along, so that a later change of its value can be diffed.
+    let secret = |value: &str| {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: api-token\nstringData:\n  token: {value}\n  user: admin\n"
+        )
+    };
+    std::fs::write(work.join("apps/production/secret.yaml"), secret("s3cr3t")).unwrap();
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("  - ../base\n", "  - ../base\n  - secret.yaml\n"),
+    )
+    .unwrap();
+    git(&["add", "-A"]);
     git(&["commit", "-qam", "four replicas"]);
     git(&["push", "-q", "origin", "HEAD:main"]);
     let (code, _, err) = tidegate(
@@ -715,6 +730,31 @@ fn flux_verbs_tree_and_stats_against_up() {
         ],
     );
     assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    // A changed Secret value shows as changed, masked (Flux's words), and exits 1.
+    std::fs::write(
+        work.join("apps/production/secret.yaml"),
+        secret("n3w-s3cr3t"),
+    )
+    .unwrap();
+    let (code, out, err) = tidegate(
+        &kc,
+        &[
+            "diff",
+            "kustomization",
+            "apps-production",
+            "--path",
+            &prod_dir,
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out,
+        "► Secret/production/api-token drifted\n\ndata.token\n± value change\n- *** (before)\n+ *** (after)\n\n"
+    );
+    assert!(
+        !out.contains("s3cr3t") && !out.contains("czNjcjN0"),
+        "{out}"
+    );
     let (code, _, err) = tidegate(
         &kc,
         &[

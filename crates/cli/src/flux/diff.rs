@@ -36,15 +36,25 @@ fn strip(obj: &mut Value) {
     }
 }
 
-/// Secret values replaced by `***`, so a diff shows that they changed, never what they are.
-fn mask(obj: &mut Value) {
-    if obj.get("kind").and_then(Value::as_str) != Some("Secret") {
+/// Secret values masked in a pair of states, as Flux masks them: a value that differs becomes
+/// `*** (before)` and `*** (after)`, one that does not `***`. A diff then shows that a value
+/// changed, never what it is.
+fn mask_pair(before: &mut Value, after: &mut Value) {
+    let is_secret = |v: &Value| v.get("kind").and_then(Value::as_str) == Some("Secret");
+    if !is_secret(before) && !is_secret(after) {
         return;
     }
     for field in ["data", "stringData"] {
-        if let Some(m) = obj.get_mut(field).and_then(Value::as_object_mut) {
-            for v in m.values_mut() {
-                *v = Value::String("***".into());
+        let old = before.get(field).and_then(Value::as_object).cloned();
+        let new = after.get(field).and_then(Value::as_object).cloned();
+        let changed =
+            |k: &str| old.as_ref().and_then(|m| m.get(k)) != new.as_ref().and_then(|m| m.get(k));
+        for (v, mark) in [(&mut *before, "*** (before)"), (&mut *after, "*** (after)")] {
+            if let Some(m) = v.get_mut(field).and_then(Value::as_object_mut) {
+                for (k, value) in m.iter_mut() {
+                    let shown = if changed(k) { mark } else { "***" };
+                    *value = Value::String(shown.into());
+                }
             }
         }
     }
@@ -133,19 +143,19 @@ async fn diff(a: &super::build::Args) -> anyhow::Result<bool> {
             .map_err(|e| anyhow::anyhow!("{r} dry-run failed: {}", super::api_error(&e)))?;
         let (mut before, mut after) =
             (serde_json::to_value(&live)?, serde_json::to_value(&merged)?);
-        for v in [&mut before, &mut after] {
-            strip(v);
-            mask(v);
-        }
+        strip(&mut before);
+        strip(&mut after);
+        mask_pair(&mut before, &mut after);
         let mut diffs = Vec::new();
         differences("", &before, &after, &mut diffs);
         if diffs.is_empty() {
             continue;
         }
         changed = true;
+        // Flux's report (dyff's human format without its header).
         println!("► {r} drifted");
         for (path, old, new) in diffs {
-            println!("\n{path}\n  - {old}\n  + {new}");
+            println!("\n{path}\n± value change\n- {old}\n+ {new}");
         }
         println!();
     }
@@ -185,17 +195,31 @@ mod tests {
 
     #[test]
     fn leaf_differences_and_masking() {
-        let mut a =
-            json!({"kind": "Secret", "data": {"k": "b2xk"}, "spec": {"replicas": 2, "x": [1]}});
-        let mut b =
-            json!({"kind": "Secret", "data": {"k": "bmV3"}, "spec": {"replicas": 3, "x": [1]}});
+        let mut a = json!({"kind": "Secret", "data": {"k": "b2xk", "same": "eA=="},
+                           "spec": {"replicas": 2, "x": [1]}});
+        let mut b = json!({"kind": "Secret", "data": {"k": "bmV3", "same": "eA==", "new": "eQ=="},
+                           "spec": {"replicas": 3, "x": [1]}});
         let mut out = Vec::new();
         differences("", &a, &b, &mut out);
-        assert_eq!(out.len(), 2);
-        mask(&mut a);
-        mask(&mut b);
+        assert_eq!(out.len(), 3);
+        mask_pair(&mut a, &mut b);
         out.clear();
         differences("", &a, &b, &mut out);
-        assert_eq!(out, [("spec.replicas".into(), "2".into(), "3".into())]);
+        assert_eq!(
+            out,
+            [
+                ("data.k".into(), "*** (before)".into(), "*** (after)".into()),
+                ("data.new".into(), "<none>".into(), "*** (after)".into()),
+                ("spec.replicas".into(), "2".into(), "3".into()),
+            ]
+        );
+        assert_eq!(a["data"]["same"], "***");
+        // Other kinds are shown as they are.
+        let (mut c, mut d) = (
+            json!({"kind": "ConfigMap", "data": {"k": "1"}}),
+            json!({"kind": "ConfigMap", "data": {"k": "2"}}),
+        );
+        mask_pair(&mut c, &mut d);
+        assert_eq!(d["data"]["k"], "2");
     }
 }
