@@ -660,30 +660,24 @@ fn flux_verbs_tree_and_stats_against_up() {
         work.to_str().unwrap(),
     ]));
     let prod_dir = work.join("apps/production").display().to_string();
-    let (code, out, err) = tidegate(
-        &kc,
-        &[
-            "diff",
-            "kustomization",
-            "apps-production",
-            "--path",
-            &prod_dir,
-        ],
-    );
+    let diff_production = || {
+        tidegate(
+            &kc,
+            &[
+                "diff",
+                "kustomization",
+                "apps-production",
+                "--path",
+                &prod_dir,
+            ],
+        )
+    };
+    let (code, out, err) = diff_production();
     assert_eq!((code, out.as_str()), (0, ""), "{err}");
     let file = work.join("apps/production/kustomization.yaml");
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, text.replace("count: 3", "count: 4")).unwrap();
-    let (code, out, err) = tidegate(
-        &kc,
-        &[
-            "diff",
-            "kustomization",
-            "apps-production",
-            "--path",
-            &prod_dir,
-        ],
-    );
+    let (code, out, err) = diff_production();
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         out,
@@ -719,16 +713,7 @@ fn flux_verbs_tree_and_stats_against_up() {
         &["reconcile", "ks", "apps-production", "--with-source"],
     );
     assert_eq!(code, 0, "{err}");
-    let (code, out, err) = tidegate(
-        &kc,
-        &[
-            "diff",
-            "kustomization",
-            "apps-production",
-            "--path",
-            &prod_dir,
-        ],
-    );
+    let (code, out, err) = diff_production();
     assert_eq!((code, out.as_str()), (0, ""), "{err}");
     // A changed Secret value shows as changed, masked (Flux's words), and exits 1.
     std::fs::write(
@@ -736,16 +721,7 @@ fn flux_verbs_tree_and_stats_against_up() {
         secret("n3w-s3cr3t"),
     )
     .unwrap();
-    let (code, out, err) = tidegate(
-        &kc,
-        &[
-            "diff",
-            "kustomization",
-            "apps-production",
-            "--path",
-            &prod_dir,
-        ],
-    );
+    let (code, out, err) = diff_production();
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         out,

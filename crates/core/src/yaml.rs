@@ -41,13 +41,7 @@ struct Checked<'a> {
 
 impl Checked<'_> {
     fn spend<E: serde::de::Error>(&self) -> Result<(), E> {
-        match self.budget.get().checked_sub(1) {
-            Some(left) => {
-                self.budget.set(left);
-                Ok(())
-            }
-            None => Err(E::custom(EXCESSIVE_ALIASING)),
-        }
+        spend(self.budget)
     }
 
     fn again(&self) -> Checked<'_> {
