@@ -6,5 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/tidegate-target}"
-TIDEGATE_CHAOS_TRIALS="${1:-100}" cargo test --release -p tidegate --test chaos -- --nocapture 2>&1 \
-  | grep -E '^(chaos|chaos seed|test result|thread .* panicked|trial)' || true
+TIDEGATE_CHAOS_TRIALS="${1:-100}" cargo test -p tidegate --test chaos -- --nocapture 2>&1 \
+  | grep -E -A4 '^(chaos|chaos seed|test result|thread .* panicked)' || true

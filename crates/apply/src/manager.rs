@@ -72,6 +72,19 @@ pub struct Owner {
 }
 
 impl Owner {
+    /// The owner another object's labels name under this owner's label prefix, when it is a
+    /// different one.
+    pub(crate) fn other_in(&self, obj: &Value) -> Option<Owner> {
+        let labels = obj.pointer("/metadata/labels")?;
+        let name = labels.get(format!("{}/name", self.group))?.as_str()?;
+        let namespace = labels.get(format!("{}/namespace", self.group))?.as_str()?;
+        (name != self.name || namespace != self.namespace).then(|| Owner {
+            group: self.group.clone(),
+            name: name.to_string(),
+            namespace: namespace.to_string(),
+        })
+    }
+
     /// The two owner labels.
     pub fn labels(&self) -> [(String, String); 2] {
         [
@@ -135,6 +148,8 @@ pub struct ResourceManager {
     pub(crate) options: ManagerOptions,
     pub(crate) resolver: std::sync::Arc<Resolver>,
     pub(crate) live: LiveIndex,
+    /// The other owners this manager's applies took objects from (see [`Self::taken_from`]).
+    pub(crate) taken_from: std::sync::Mutex<Vec<Owner>>,
 }
 
 impl ResourceManager {
@@ -145,6 +160,7 @@ impl ResourceManager {
             live: LiveIndex::new(client.clone(), options.live_mode),
             client,
             options,
+            taken_from: std::sync::Mutex::default(),
         }
     }
 
@@ -160,7 +176,20 @@ impl ResourceManager {
             },
             resolver: self.resolver.clone(),
             live: self.live.clone(),
+            taken_from: std::sync::Mutex::default(),
         }
+    }
+
+    /// The owners (other Kustomizations, say) whose objects this manager's applies took over
+    /// since the last call: their owner labels named someone else before the apply. A caller
+    /// wakes them, so an owner whose object was taken by an apply of an older revision
+    /// re-applies it rather than believing it still has it.
+    pub fn taken_from(&self) -> Vec<Owner> {
+        let mut owners =
+            std::mem::take(&mut *self.taken_from.lock().unwrap_or_else(|e| e.into_inner()));
+        owners.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        owners.dedup();
+        owners
     }
 
     /// The resourceVersions the live index holds for `objects` (reference and `apiVersion`),
@@ -312,6 +341,7 @@ impl ResourceManager {
                         plans[i] = Some(Plan::Apply {
                             action: Action::Created,
                             takeover: None,
+                            from: None,
                         });
                     }
                 } else {

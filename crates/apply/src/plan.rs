@@ -4,7 +4,7 @@
 use crate::changeset::Action;
 use crate::error::{Error, describe, dry_run_failed, is_immutable, is_not_found};
 use crate::live::Live;
-use crate::manager::{ApplyOptions, ResourceManager};
+use crate::manager::{ApplyOptions, Owner, ResourceManager};
 use crate::policy::Policies;
 use crate::resolve::Target;
 use crate::sort::Stage;
@@ -44,10 +44,14 @@ pub(crate) enum Plan {
     Unchanged { resource_version: String },
     /// A policy leaves it alone.
     Skipped,
-    /// Apply it; first send the ownership-takeover patch when there is one.
+    /// Apply it; first send the ownership-takeover patch when there is one. `from`: another
+    /// owner's labels were on the live object at this resourceVersion; the apply then only
+    /// succeeds if the object is still that version (so an apply racing its rightful owner's
+    /// loses instead of stealing the object back), and the owner is reported.
     Apply {
         action: Action,
         takeover: Option<Value>,
+        from: Option<(Owner, String)>,
     },
     /// Delete it, wait until it is gone, then create it (immutable change with force).
     Recreate,
@@ -142,6 +146,31 @@ impl ResourceManager {
         .map(to_value)
     }
 
+    /// Server-side apply of the desired object on the condition that the live object is still
+    /// at `resource_version` (kube-apiserver answers 409 otherwise).
+    async fn server_apply_at(
+        &self,
+        item: &Item,
+        target: &Target,
+        resource_version: &str,
+    ) -> Result<Value, kube::Error> {
+        let mut obj = item.obj.clone();
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert(
+                "resourceVersion".into(),
+                Value::String(resource_version.to_string()),
+            );
+        }
+        let api = target.api(&self.client, &item.object.namespace);
+        api.patch(
+            &item.object.name,
+            &self.patch_params(false),
+            &Patch::Apply(&obj),
+        )
+        .await
+        .map(to_value)
+    }
+
     /// Decides what to do with `item`, writing nothing.
     pub(crate) async fn plan(
         &self,
@@ -199,8 +228,15 @@ impl ResourceManager {
             return Ok(Plan::Apply {
                 action: Action::Created,
                 takeover: None,
+                from: None,
             });
         };
+        let from = self
+            .options
+            .owner
+            .as_ref()
+            .and_then(|o| o.other_in(&existing))
+            .map(|o| (o, rv_of(&existing)));
         let takeover = if policies.merge {
             None
         } else {
@@ -210,10 +246,11 @@ impl ResourceManager {
                 &self.options.field_manager,
             )
         };
-        if takeover.is_some() || drifted(&existing, &dry) {
+        if takeover.is_some() || from.is_some() || drifted(&existing, &dry) {
             Ok(Plan::Apply {
                 action: Action::Configured,
                 takeover,
+                from,
             })
         } else {
             Ok(Plan::Unchanged {
@@ -254,7 +291,12 @@ impl ResourceManager {
                 self.delete_and_wait(item, target, options).await?;
                 Action::Created
             }
-            Plan::Apply { action, takeover } => {
+            Plan::Apply {
+                action,
+                takeover,
+                from,
+            } => {
+                let mut expected = from.as_ref().map(|(_, rv)| rv.clone());
                 if let Some(patch) = takeover {
                     let patch: json_patch::Patch = serde_json::from_value(patch)
                         .map_err(|e| Error::Object(format!("{subject} ownership takeover: {e}")))?;
@@ -262,7 +304,8 @@ impl ResourceManager {
                         field_manager: Some(self.options.field_manager.clone()),
                         ..Default::default()
                     };
-                    api.patch(&item.object.name, &params, &Patch::Json::<()>(patch))
+                    let patched = api
+                        .patch(&item.object.name, &params, &Patch::Json::<()>(patch))
                         .await
                         .map_err(|e| {
                             Error::Object(format!(
@@ -270,6 +313,36 @@ impl ResourceManager {
                                 describe(&e)
                             ))
                         })?;
+                    if expected.is_some() {
+                        expected = patched.metadata.resource_version.clone();
+                    }
+                }
+                if let Some(rv) = expected {
+                    let applied = self
+                        .server_apply_at(item, target, &rv)
+                        .await
+                        .map_err(|e| {
+                            let owner = from.as_ref().map(|(o, _)| o);
+                            Error::Object(format!(
+                                "{subject} apply failed: the object changed while it was being taken over from {}/{}: {}",
+                                owner.map_or("", |o| o.namespace.as_str()),
+                                owner.map_or("", |o| o.name.as_str()),
+                                describe(&e)
+                            ))
+                        })?;
+                    if let Some((owner, _)) = from {
+                        self.taken_from
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(owner);
+                    }
+                    self.live.observe(
+                        target,
+                        &item.object.namespace,
+                        &item.object.name,
+                        Some(&applied),
+                    );
+                    return Ok((action, Some(rv_of(&applied))));
                 }
                 action
             }

@@ -583,3 +583,76 @@ data: {k: v}
         "other"
     );
 }
+
+/// An apply that takes an object over from another owner reports that owner (so it can be
+/// woken), and loses, rather than steals, when the other owner writes the object between the
+/// plan and the apply: the apply carries the planned resourceVersion as a precondition.
+#[tokio::test(flavor = "multi_thread")]
+async fn taking_over_reports_the_previous_owner_and_loses_a_race_with_it() {
+    use std::sync::Arc;
+    use support::intercept;
+    use tidegate_apply::{ManagerOptions, Owner, ResourceManager};
+    let s = server().await;
+    let cm = |value: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: moved, namespace: default}}\ndata: {{k: {value}}}\n"
+        )
+    };
+    let other = |client| {
+        ResourceManager::new(
+            client,
+            ManagerOptions {
+                field_manager: "tidegate".into(),
+                owner: Some(Owner {
+                    group: OWNER_GROUP.into(),
+                    name: "other".into(),
+                    namespace: "default".into(),
+                }),
+                live_mode: Mode::List,
+                ..Default::default()
+            },
+        )
+    };
+    let a = manager(&s, Mode::List).await;
+    apply_ok(&a, &cm("a"), &mut AppliedState::default()).await;
+    // The other owner takes it over: reported, and the labels are its own.
+    let b = other(s.client().await);
+    apply_ok(&b, &cm("b"), &mut AppliedState::default()).await;
+    assert_eq!(b.taken_from(), vec![support::owner()]);
+    assert!(b.taken_from().is_empty(), "reported once");
+    // A takes it back, but B writes it between A's plan and A's apply: A's apply fails.
+    let b = Arc::new(tokio::sync::Mutex::new(Some(other(s.client().await))));
+    let hook: intercept::Hook = Arc::new(move |seen: intercept::Seen| {
+        let b = b.clone();
+        Box::pin(async move {
+            if seen.method != "PATCH" || seen.uri.contains("dryRun") {
+                return;
+            }
+            if let Some(b) = b.lock().await.take() {
+                let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved, namespace: default}\ndata: {k: b2}\n";
+                apply_ok(&b, yaml, &mut AppliedState::default()).await;
+            }
+        })
+    });
+    let kc = kube::config::Kubeconfig::from_yaml(&s.server.kubeconfig).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    let racing = a.derive(
+        intercept::client(&config, Some(hook), None),
+        Some(support::owner()),
+    );
+    let err = apply(&racing, &cm("a2"), &mut AppliedState::default())
+        .await
+        .expect_err("lost the race");
+    assert!(
+        err.to_string()
+            .contains("the object changed while it was being taken over from default/other"),
+        "{err}"
+    );
+    assert!(racing.taken_from().is_empty());
+    assert_eq!(jsonpath(&s, &["get", "cm", "moved"], "{.data.k}"), "b2");
+    // Without a race it takes it back.
+    apply_ok(&a, &cm("a3"), &mut AppliedState::default()).await;
+    assert_eq!(jsonpath(&s, &["get", "cm", "moved"], "{.data.k}"), "a3");
+}

@@ -236,6 +236,59 @@ fn ack_writer(kc: &Path, stop: Arc<AtomicBool>, acked: Arc<Mutex<Vec<String>>>, 
     });
 }
 
+/// Prints what led to a difference: each differing object's part in every commit, and the
+/// events of the Kustomizations that name it.
+fn diagnose(
+    kc: &Path,
+    history: &[(String, Assignment)],
+    owned: &BTreeMap<String, String>,
+    expected: &BTreeMap<String, String>,
+) {
+    let names: BTreeSet<&String> = owned.keys().chain(expected.keys()).collect();
+    let events = json(kc, &["-n", "flux-system", "get", "events"]);
+    for name in names {
+        if owned.get(name) == expected.get(name) {
+            continue;
+        }
+        eprintln!(
+            "{name}: in the cluster {:?}, in the last commit {:?}",
+            owned.get(name),
+            expected.get(name)
+        );
+        for (rev, a) in history.iter().rev().take(6).rev() {
+            eprintln!("  {rev}: {:?}", a.get(name).copied().flatten());
+        }
+        // Event names end with their creation time in hex nanoseconds: sort by it.
+        let mut lines = Vec::new();
+        for e in events["items"].as_array().into_iter().flatten() {
+            let message = e["message"].as_str().unwrap_or("");
+            let event = e["metadata"]["name"].as_str().unwrap_or("");
+            let at = event
+                .rsplit('.')
+                .next()
+                .and_then(|h| u128::from_str_radix(h, 16).ok())
+                .unwrap_or(0);
+            for line in message.lines().filter(|l| l.contains(name.as_str())) {
+                lines.push((
+                    at,
+                    format!(
+                        "  event {} (x{}) {}: {line}",
+                        e["involvedObject"]["name"].as_str().unwrap_or(""),
+                        e["count"],
+                        e["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/revision"]
+                            .as_str()
+                            .unwrap_or("")
+                    ),
+                ));
+            }
+        }
+        lines.sort();
+        for (_, l) in lines {
+            eprintln!("{l}");
+        }
+    }
+}
+
 fn trials() -> u64 {
     std::env::var("TIDEGATE_CHAOS_TRIALS")
         .ok()
@@ -263,6 +316,7 @@ fn kill_9_at_random_moments_leaves_exactly_the_last_commit() {
     let mut n = 0u64;
     let mut assignment = random_assignment(&mut rng);
     let mut revision = commit(&repo, &assignment, n);
+    let mut history: Vec<(String, Assignment)> = vec![(revision.clone(), assignment.clone())];
     let port = git_support::free_port();
     let bare = repo.bare().display().to_string();
     let args = [
@@ -288,6 +342,7 @@ fn kill_9_at_random_moments_leaves_exactly_the_last_commit() {
         n += 1;
         assignment = random_assignment(&mut rng);
         revision = commit(&repo, &assignment, n);
+        history.push((revision.clone(), assignment.clone()));
         let stop = Arc::new(AtomicBool::new(false));
         ack_writer(&kc, stop.clone(), acked.clone(), format!("t{trial}"));
         request_fetch(&kc, &format!("trial-{trial}"));
@@ -307,6 +362,7 @@ fn kill_9_at_random_moments_leaves_exactly_the_last_commit() {
             n += 1;
             assignment = random_assignment(&mut rng);
             revision = commit(&repo, &assignment, n);
+            history.push((format!("{revision} (while down)"), assignment.clone()));
         }
         up_now = up(&data, port, &args, false);
         request_fetch(&kc, &format!("restart-{trial}"));
@@ -325,6 +381,9 @@ fn kill_9_at_random_moments_leaves_exactly_the_last_commit() {
         while owned != expected && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(300));
             owned = owners(&kc);
+        }
+        if owned != expected {
+            diagnose(&kc, &history, &owned, &expected);
         }
         assert_eq!(
             owned, expected,

@@ -157,6 +157,9 @@ fn bad_trees() -> Vec<BadTree> {
         ("nesting too deep", vec![extra(), ("deep.yaml", format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\n  namespace: apps\ndata: {deep}\n"))], "recursion limit exceeded"),
         ("not UTF-8", vec![extra(), ("binary.yaml", String::from_utf8_lossy(b"\xff\xfe\x00garbage").into_owned() + "\u{0}\u{1}: [")], "binary.yaml"),
         ("missing resource", vec![extra(), ks("resources:\n- extra.yaml\n- missing.yaml\n")], "missing.yaml"),
+        // Found by fuzzing: an anchor and an alias character with a syntax error made the
+        // alias check loop forever.
+        ("broken anchor in kustomization.yaml", vec![extra(), ks("resources:\n- extra.yaml\n&*:\n")], "kustomization.yaml"),
         ("unknown kustomization field", vec![extra(), ks("resources:\n- extra.yaml\nbogusField: 1\n")], "bogusField"),
         ("resource outside the artifact", vec![extra(), ks("resources:\n- extra.yaml\n- ../../../../../../etc/passwd\n")], "passwd"),
         ("exec plugin", vec![extra(), ks("resources:\n- extra.yaml\ngenerators:\n- gen.yaml\n"), ("gen.yaml", "apiVersion: someteam.example.com/v1\nkind: ChartInflator\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: /bin/sh\n".into())], "plugins and exec functions never run"),

@@ -92,6 +92,9 @@ pub struct Context {
     /// The newest resourceVersion of each Kustomization this controller wrote or read: a
     /// reconcile never starts from an older cached copy (read-your-writes).
     versions: crate::fresh::Versions,
+    /// Requests a reconcile of a Kustomization (one whose object another one took over).
+    wake:
+        futures::channel::mpsc::UnboundedSender<kube::runtime::reflector::ObjectRef<Kustomization>>,
 }
 
 /// The reconciler's error: already reported in the status; carries the retry delay.
@@ -130,7 +133,9 @@ pub async fn run(
             ..Default::default()
         },
     );
+    let (tx, rx) = futures::channel::mpsc::unbounded();
     let ctx = Arc::new(Context {
+        wake: tx.clone(),
         recorder: Recorder::new(client.clone(), FIELD_MANAGER),
         client,
         config,
@@ -150,7 +155,6 @@ pub async fn run(
         remotes: Mutex::default(),
         versions: crate::fresh::Versions::default(),
     });
-    let (tx, rx) = futures::channel::mpsc::unbounded();
 
     // GitRepositories: a new artifact wakes the Kustomizations built from it.
     let sources = triggers::SourceTracker::new(kreader.clone(), tx.clone());

@@ -476,6 +476,20 @@ async fn steps(
     let applied = manager
         .apply_validated(validated, &options, &mut state)
         .await;
+    // Objects this apply took from another Kustomization (an apply of an older revision can
+    // take an object back from the Kustomization the newer revision gives it to): the other
+    // one reconciles again, so the owner of the newest revision ends up with it.
+    for owner in manager.taken_from() {
+        tracing::info!(
+            name,
+            namespace = ns,
+            from = format!("{}/{}", owner.namespace, owner.name),
+            "objects taken over from another Kustomization; it reconciles again"
+        );
+        let _ = ctx.wake.unbounded_send(
+            kube::runtime::reflector::ObjectRef::new(&owner.name).within(&owner.namespace),
+        );
+    }
     let change_set = match applied {
         Ok(cs) => cs,
         Err(e) => {
