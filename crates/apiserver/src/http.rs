@@ -118,23 +118,37 @@ pub fn query(uri: &axum::http::Uri) -> HashMap<String, String> {
         .unwrap_or_default()
 }
 
+/// How much of an oversized body is read and thrown away before the 413 is sent, so a client
+/// still sending gets the answer instead of a broken pipe (`SendRequest` errors).
+const DRAIN_LIMIT: usize = 4 * MAX_BODY;
+/// How long an oversized body is drained at most.
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Reads a request body up to [`MAX_BODY`] bytes; larger bodies are 413.
-pub async fn read_body(body: Body) -> ApiResult<Bytes> {
-    let limited = http_body_util::Limited::new(body, MAX_BODY);
-    match limited.collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e) => {
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some()
-            {
-                Err(ApiError::too_large(MAX_BODY))
-            } else {
-                Err(ApiError::bad_request(format!(
-                    "reading the request body: {e}"
-                )))
-            }
+pub async fn read_body(mut body: Body) -> ApiResult<Bytes> {
+    let mut out = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if out.len() + data.len() > MAX_BODY {
+            let mut drained = out.len() + data.len();
+            let drain = async {
+                while drained <= DRAIN_LIMIT {
+                    match body.frame().await {
+                        Some(Ok(f)) => drained += f.data_ref().map_or(0, Bytes::len),
+                        _ => break,
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(DRAIN_TIME, drain).await;
+            return Err(ApiError::too_large(MAX_BODY));
         }
+        out.extend_from_slice(&data);
     }
+    Ok(out.freeze())
 }
 
 /// The media type of the request body, without parameters.
