@@ -280,3 +280,58 @@ async fn idle_strangers_neither_lock_out_clients_nor_stay() {
         assert_eq!(n, 0);
     }
 }
+
+/// Strategic merge patches with long lists take time in proportion to their length: 200,000
+/// finalizers, and 50,000 containers with their `$setElementOrder`, answer at once (the list
+/// merge searched the order list linearly for every comparison: minutes on one CPU).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_lists_in_strategic_merge_patches_merge_in_linear_time() {
+    let t = common::start().await;
+    let client = t.client().await;
+    t.ok(&["create", "configmap", "target", "--from-literal=k=v"]);
+    let finalizers: Vec<String> = (0..200_000).map(|i| format!("f{i}")).collect();
+    let body = serde_json::to_vec(&json!({"metadata": {"finalizers": finalizers}})).expect("json");
+    let req = request(
+        "PATCH",
+        &format!("{CM}?dryRun=All"),
+        "application/strategic-merge-patch+json",
+        body,
+    );
+    let out = client.request_text(req).await.expect("merged");
+    let merged: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        merged["metadata"]["finalizers"].as_array().map(Vec::len),
+        Some(200_000)
+    );
+    t.ok(&["create", "deployment", "web", "--image=nginx"]);
+    let names: Vec<String> = (0..50_000).map(|i| format!("c{i}")).collect();
+    let containers: Vec<Value> = names
+        .iter()
+        .rev()
+        .map(|n| json!({"name": n, "image": "busybox"}))
+        .collect();
+    let order: Vec<Value> = names.iter().rev().map(|n| json!({"name": n})).collect();
+    let body = serde_json::to_vec(&json!({"spec": {"template": {"spec": {
+        "containers": containers, "$setElementOrder/containers": order}}}}))
+    .expect("json");
+    let req = request(
+        "PATCH",
+        "/apis/apps/v1/namespaces/default/deployments/web?dryRun=All",
+        "application/strategic-merge-patch+json",
+        body,
+    );
+    let out = client.request_text(req).await.expect("merged");
+    let merged: Value = serde_json::from_str(&out).expect("json");
+    let got = merged["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .expect("containers");
+    // The patch's 50,000 and the Deployment's own container (`nginx`, server-only).
+    assert_eq!(got.len(), 50_001);
+    let ours: Vec<&str> = got
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .filter(|n| n.starts_with('c'))
+        .collect();
+    let want: Vec<&str> = names.iter().rev().map(String::as_str).collect();
+    assert_eq!(ours, want, "ordered as $setElementOrder says");
+}
