@@ -210,14 +210,9 @@ impl Scanner<'_> {
 /// The first duplicate key of a YAML `text`, as kube-apiserver words it
 /// (`line 5: key "a" already set in map`).
 pub fn yaml_duplicate(text: &str) -> Option<String> {
-    let (_, found) =
-        tidegate_core::yaml::parse_one_with(text, tidegate_core::yaml::Duplicates::LastWins)
-            .ok()?;
-    if found == 0 {
-        return None;
-    }
-    let err = tidegate_core::yaml::parse_one(text).err()?;
-    let message = err.message;
+    // The body was decoded already (the last value wins); read again refusing duplicates:
+    // the first one is the error.
+    let message = tidegate_core::yaml::parse_one(text).err()?.message;
     let key = message
         .split_once("mapping key ")
         .and_then(|(_, rest)| rest.split_once(" already defined"))

@@ -521,7 +521,6 @@ metadata:
 async fn prune_spares_an_object_taken_over_after_it_was_read() {
     use std::sync::Arc;
     use support::intercept;
-    use tidegate_apply::{ManagerOptions, Owner, ResourceManager};
     let s = server().await;
     let cm = r#"
 apiVersion: v1
@@ -538,19 +537,7 @@ data: {k: v}
     let stale = tidegate_apply::Inventory::from_change_set(&cs).stale(&Default::default());
 
     // B, another owner, applies the same object at the moment A's prune sends its DELETE.
-    let b = ResourceManager::new(
-        s.client().await,
-        ManagerOptions {
-            field_manager: "tidegate".into(),
-            owner: Some(Owner {
-                group: OWNER_GROUP.into(),
-                name: "other".into(),
-                namespace: "default".into(),
-            }),
-            live_mode: Mode::List,
-            ..Default::default()
-        },
-    );
+    let b = other_manager(s.client().await);
     let b = Arc::new(tokio::sync::Mutex::new(Some(b)));
     let hook: intercept::Hook = Arc::new(move |seen: intercept::Seen| {
         let b = b.clone();
@@ -566,11 +553,7 @@ data: {k: v}
             }
         })
     });
-    let kc = kube::config::Kubeconfig::from_yaml(&s.server.kubeconfig).expect("kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    let pruner = a.derive(intercept::client(&config, Some(hook), None), Some(owner()));
+    let pruner = a.derive(hooked_client(&s, hook).await, Some(owner()));
     let (pruned, result) = pruner.delete_all(&stale).await;
     result.expect("prune");
     assert_eq!(lines(&pruned), ["ConfigMap/default/moved skipped"]);
@@ -591,37 +574,23 @@ data: {k: v}
 async fn taking_over_reports_the_previous_owner_and_loses_a_race_with_it() {
     use std::sync::Arc;
     use support::intercept;
-    use tidegate_apply::{ManagerOptions, Owner, ResourceManager};
     let s = server().await;
     let cm = |value: &str| {
         format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: moved, namespace: default}}\ndata: {{k: {value}}}\n"
         )
     };
-    let other = |client| {
-        ResourceManager::new(
-            client,
-            ManagerOptions {
-                field_manager: "tidegate".into(),
-                owner: Some(Owner {
-                    group: OWNER_GROUP.into(),
-                    name: "other".into(),
-                    namespace: "default".into(),
-                }),
-                live_mode: Mode::List,
-                ..Default::default()
-            },
-        )
-    };
     let a = manager(&s, Mode::List).await;
     apply_ok(&a, &cm("a"), &mut AppliedState::default()).await;
     // The other owner takes it over: reported, and the labels are its own.
-    let b = other(s.client().await);
+    let b = other_manager(s.client().await);
     apply_ok(&b, &cm("b"), &mut AppliedState::default()).await;
     assert_eq!(b.taken_from(), vec![support::owner()]);
     assert!(b.taken_from().is_empty(), "reported once");
     // A takes it back, but B writes it between A's plan and A's apply: A's apply fails.
-    let b = Arc::new(tokio::sync::Mutex::new(Some(other(s.client().await))));
+    let b = Arc::new(tokio::sync::Mutex::new(Some(other_manager(
+        s.client().await,
+    ))));
     let hook: intercept::Hook = Arc::new(move |seen: intercept::Seen| {
         let b = b.clone();
         Box::pin(async move {
@@ -634,14 +603,7 @@ async fn taking_over_reports_the_previous_owner_and_loses_a_race_with_it() {
             }
         })
     });
-    let kc = kube::config::Kubeconfig::from_yaml(&s.server.kubeconfig).expect("kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    let racing = a.derive(
-        intercept::client(&config, Some(hook), None),
-        Some(support::owner()),
-    );
+    let racing = a.derive(hooked_client(&s, hook).await, Some(support::owner()));
     let err = apply(&racing, &cm("a2"), &mut AppliedState::default())
         .await
         .expect_err("lost the race");

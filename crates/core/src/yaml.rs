@@ -41,7 +41,13 @@ struct Checked<'a> {
 
 impl Checked<'_> {
     fn spend<E: serde::de::Error>(&self) -> Result<(), E> {
-        spend(self.budget)
+        match self.budget.get().checked_sub(1) {
+            Some(left) => {
+                self.budget.set(left);
+                Ok(())
+            }
+            None => Err(E::custom(EXCESSIVE_ALIASING)),
+        }
     }
 
     fn again(&self) -> Checked<'_> {
@@ -182,11 +188,9 @@ pub fn check_aliasing(text: &str) -> Result<(), String> {
     if !(text.contains('&') && text.contains('*')) {
         return Ok(());
     }
-    let budget = std::cell::Cell::new(node_budget(text.len()));
     for doc in yaml_serde::Deserializer::from_str(text) {
-        let counted = serde::de::DeserializeSeed::deserialize(Counter { budget: &budget }, doc);
-        match counted {
-            Ok(()) => {}
+        match read_value(doc, text.len(), Duplicates::LastWins) {
+            Ok(_) => {}
             Err(e) if e.to_string().contains(EXCESSIVE_ALIASING) => return Err(e.to_string()),
             // Any other error is the real parse's to report; the stream's iterator would go
             // on yielding it forever.
@@ -194,92 +198,6 @@ pub fn check_aliasing(text: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Counts values without keeping them.
-struct Counter<'a> {
-    budget: &'a std::cell::Cell<usize>,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for Counter<'_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Counter<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("any valid YAML value")
-    }
-    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
-        spend(self.budget)
-    }
-    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
-        spend(self.budget)
-    }
-    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
-        spend(self.budget)
-    }
-    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
-        spend(self.budget)
-    }
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
-        spend(self.budget)
-    }
-    fn visit_none<E: serde::de::Error>(self) -> Result<(), E> {
-        spend(self.budget)
-    }
-    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
-        spend(self.budget)
-    }
-    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        spend(self.budget)?;
-        while seq
-            .next_element_seed(Counter {
-                budget: self.budget,
-            })?
-            .is_some()
-        {}
-        Ok(())
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        spend(self.budget)?;
-        while map
-            .next_key_seed(Counter {
-                budget: self.budget,
-            })?
-            .is_some()
-        {
-            map.next_value_seed(Counter {
-                budget: self.budget,
-            })?;
-        }
-        Ok(())
-    }
-    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
-        use serde::de::VariantAccess;
-        let ((), variant) = data.variant_seed(Counter {
-            budget: self.budget,
-        })?;
-        variant.newtype_variant_seed(Counter {
-            budget: self.budget,
-        })
-    }
-}
-
-fn spend<E: serde::de::Error>(budget: &std::cell::Cell<usize>) -> Result<(), E> {
-    match budget.get().checked_sub(1) {
-        Some(left) => {
-            budget.set(left);
-            Ok(())
-        }
-        None => Err(E::custom(EXCESSIVE_ALIASING)),
-    }
 }
 
 /// Parses every document of a YAML stream into JSON values, skipping empty documents.

@@ -35,6 +35,32 @@ pub fn owner() -> Owner {
     }
 }
 
+/// A manager for a second owner (`default/other`) on `client`.
+pub fn other_manager(client: kube::Client) -> ResourceManager {
+    ResourceManager::new(
+        client,
+        ManagerOptions {
+            field_manager: "tidegate".into(),
+            owner: Some(Owner {
+                group: OWNER_GROUP.into(),
+                name: "other".into(),
+                namespace: "default".into(),
+            }),
+            live_mode: Mode::List,
+            ..Default::default()
+        },
+    )
+}
+
+/// A client for `s` whose requests await `hook` first.
+pub async fn hooked_client(s: &TestServer, hook: intercept::Hook) -> kube::Client {
+    let kc = kube::config::Kubeconfig::from_yaml(&s.server.kubeconfig).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    intercept::client(&config, Some(hook), None)
+}
+
 pub async fn manager(s: &TestServer, mode: Mode) -> ResourceManager {
     ResourceManager::new(
         s.client().await,
