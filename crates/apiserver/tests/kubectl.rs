@@ -305,3 +305,92 @@ async fn bad_input_is_refused_with_kube_messages() {
         "nothing was stored"
     );
 }
+
+/// kubectl's typed `create` commands send protobuf; each object must arrive whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn typed_creates_arrive_whole() {
+    let t = common::start().await;
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = t.ok(args);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+    };
+    t.ok(&[
+        "create",
+        "ingress",
+        "web",
+        "--class=nginx",
+        "--rule=foo.com/bar=svc1:8080",
+        "--rule=bar.com/*=svc2:http,tls=my-cert",
+    ]);
+    let ing = json(&["get", "ingress", "web", "-o", "json"]);
+    assert_eq!(ing["spec"]["ingressClassName"], "nginx");
+    let rules = &ing["spec"]["rules"];
+    assert_eq!(rules[0]["host"], "foo.com");
+    assert_eq!(rules[0]["http"]["paths"][0]["path"], "/bar");
+    assert_eq!(rules[0]["http"]["paths"][0]["pathType"], "Exact");
+    assert_eq!(
+        rules[0]["http"]["paths"][0]["backend"]["service"],
+        serde_json::json!({"name": "svc1", "port": {"number": 8080}})
+    );
+    assert_eq!(rules[1]["http"]["paths"][0]["pathType"], "Prefix");
+    assert_eq!(
+        rules[1]["http"]["paths"][0]["backend"]["service"]["port"],
+        serde_json::json!({"name": "http"})
+    );
+    assert_eq!(ing["spec"]["tls"][0]["secretName"], "my-cert");
+
+    t.ok(&[
+        "create",
+        "role",
+        "reader",
+        "--verb=get,list",
+        "--resource=pods,configmaps",
+    ]);
+    let role = json(&["get", "role", "reader", "-o", "json"]);
+    assert_eq!(
+        role["rules"][0]["verbs"],
+        serde_json::json!(["get", "list"])
+    );
+    t.ok(&[
+        "create",
+        "rolebinding",
+        "reader",
+        "--role=reader",
+        "--user=alice",
+        "--serviceaccount=default:robot",
+    ]);
+    let rb = json(&["get", "rolebinding", "reader", "-o", "json"]);
+    assert_eq!(
+        rb["roleRef"],
+        serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"})
+    );
+    assert_eq!(rb["subjects"].as_array().map(Vec::len), Some(2), "{rb}");
+
+    t.ok(&[
+        "create",
+        "pdb",
+        "web",
+        "--selector=app=web",
+        "--min-available=0",
+    ]);
+    let pdb = json(&["get", "pdb", "web", "-o", "json"]);
+    assert_eq!(
+        pdb["spec"]["minAvailable"], 0,
+        "an explicit zero on a pointer field is kept: {pdb}"
+    );
+    t.ok(&[
+        "create",
+        "cronjob",
+        "tick",
+        "--image=busybox",
+        "--schedule=*/5 * * * *",
+        "--",
+        "date",
+    ]);
+    let cj = json(&["get", "cronjob", "tick", "-o", "json"]);
+    assert_eq!(cj["spec"]["schedule"], "*/5 * * * *");
+    assert_eq!(
+        cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"],
+        serde_json::json!(["date"])
+    );
+}

@@ -40,10 +40,19 @@ pub struct ProtoField {
     pub kind: ProtoKind,
     /// Whether it repeats (a JSON array).
     pub repeated: bool,
+    /// Whether Go's JSON encoding writes this field when it holds its zero value (a pointer
+    /// field, or one without `omitempty`): an explicit `0`, `false` or `""` is kept.
+    pub keeps_zero: bool,
+    /// Whether the message is embedded inline: its fields belong to the parent's JSON object
+    /// (`VolumeSource` in `Volume`, `IngressRuleValue` in `IngressRule`).
+    pub inline: bool,
+    /// Whether this is the one repeated `items` field of a named slice (`type ExtraValue
+    /// []string`): the message's JSON is this list, not an object.
+    pub named_slice: bool,
 }
 
 #[derive(Deserialize)]
-struct Raw(String, String, u8, String);
+struct Raw(String, String, u8, String, String);
 
 fn kind_of(kind: &str, target: &str) -> ProtoKind {
     match kind {
@@ -76,13 +85,16 @@ static FIELDS: LazyLock<Fields> = LazyLock::new(|| {
         .map(|(def, fields)| {
             let fields = fields
                 .into_iter()
-                .filter_map(|(num, Raw(name, kind, repeated, target))| {
+                .filter_map(|(num, Raw(name, kind, repeated, target, flags))| {
                     Some((
                         num.parse::<u32>().ok()?,
                         ProtoField {
                             json_name: name,
                             kind: kind_of(&kind, &target),
                             repeated: repeated == 1,
+                            keeps_zero: flags.contains('z'),
+                            inline: flags.contains('i'),
+                            named_slice: flags.contains('w'),
                         },
                     ))
                 })

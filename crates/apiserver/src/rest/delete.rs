@@ -16,12 +16,7 @@ struct DeleteOptions {
 }
 
 fn options(req: &Req, body: &[u8]) -> ApiResult<DeleteOptions> {
-    let opts: Value = if body.iter().all(u8::is_ascii_whitespace) {
-        json!({})
-    } else {
-        serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
-    };
+    let opts = req.decode_options(body, "DeleteOptions")?;
     let mut propagation = Propagation::Background;
     if let Some(p) = opts.get("propagationPolicy").and_then(Value::as_str) {
         propagation = Propagation::parse(p)?;

@@ -94,6 +94,36 @@ impl Req {
             .map_err(|e| ApiError::bad_request(format!("decoding protobuf body: {e}")))
     }
 
+    /// Decodes an options body (`DeleteOptions`): empty means none; JSON, YAML or protobuf
+    /// (client-go's typed clients send protobuf, also for custom resources' groups).
+    pub fn decode_options(&self, body: &[u8], kind: &str) -> ApiResult<Value> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Object(serde_json::Map::new()));
+        }
+        let ct = crate::http::content_type(&self.headers);
+        let decoded = if ct == "application/vnd.kubernetes.protobuf" {
+            crate::protobuf::decode(body, definition_of_gvk)
+                .map_err(|e| ApiError::bad_request(format!("decoding protobuf body: {e}")))?
+        } else {
+            crate::http::decode_object(body, &ct)?
+        };
+        match decoded.get("kind").and_then(Value::as_str) {
+            None | Some("") => {}
+            Some(k) if k == kind => {}
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "expected {kind}, got {other} in the request body"
+                )));
+            }
+        }
+        if !decoded.is_object() {
+            return Err(ApiError::bad_request(format!(
+                "invalid {kind}: not an object"
+            )));
+        }
+        Ok(decoded)
+    }
+
     /// The object as this request's version presents it.
     pub fn present(&self, obj: &Value) -> Value {
         if self.neg.metadata_only {
