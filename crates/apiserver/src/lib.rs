@@ -15,8 +15,10 @@
 // not matter for the happy path.
 #![allow(clippy::result_large_err)]
 
+mod allocate;
 mod controllers;
 mod crd_schema;
+pub mod defaults;
 pub mod discovery;
 pub mod error;
 mod fieldmanager;

@@ -237,6 +237,51 @@ fn bootstrap(state: &ServerState) {
             })))
         });
     }
+    let ip = crate::allocate::KUBERNETES_SERVICE_IP;
+    let node = crate::simulator::NODE_NAME;
+    let created = crate::objects::now();
+    let objects = [
+        (
+            Key::new("/services", "default", "kubernetes"),
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kubernetes",
+                "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+                "spec": {"clusterIP": ip, "clusterIPs": [ip], "internalTrafficPolicy": "Cluster",
+                    "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+                    "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+                    "sessionAffinity": "None", "type": "ClusterIP"},
+                "status": {"loadBalancer": {}}}),
+        ),
+        (
+            Key::new("/nodes", "", node),
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {
+                    "kubernetes.io/hostname": node, "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": std::env::consts::ARCH.replace("x86_64", "amd64").replace("aarch64", "arm64"),
+                    "node-role.kubernetes.io/control-plane": ""}},
+                "spec": {"podCIDR": "10.42.0.0/16", "podCIDRs": ["10.42.0.0/16"]},
+                "status": {
+                    "addresses": [{"type": "InternalIP", "address": "10.0.0.2"},
+                        {"type": "Hostname", "address": node}],
+                    "capacity": {"cpu": "8", "memory": "32Gi", "pods": "1100", "ephemeral-storage": "100Gi"},
+                    "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "1100", "ephemeral-storage": "100Gi"},
+                    "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                        "message": "kubelet is posting ready status",
+                        "lastHeartbeatTime": created, "lastTransitionTime": created}],
+                    "nodeInfo": {"kubeletVersion": crate::GIT_VERSION, "kubeProxyVersion": crate::GIT_VERSION,
+                        "containerRuntimeVersion": "tidegate://simulated", "operatingSystem": "linux",
+                        "architecture": std::env::consts::ARCH, "osImage": "Tidegate workload simulator",
+                        "kernelVersion": "", "machineID": "", "systemUUID": "", "bootID": ""}}}),
+        ),
+    ];
+    for (key, mut obj) in objects {
+        let _ = state.store.mutate::<StoreError>(&key, |cur| {
+            if cur.is_some() {
+                return Ok(crate::store::Change::Keep);
+            }
+            obj["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
+            obj["metadata"]["creationTimestamp"] = json!(created);
+            Ok(crate::store::Change::Put(obj.clone()))
+        });
+    }
     let (crds, _) = state
         .store
         .list("apiextensions.k8s.io/customresourcedefinitions", None, None);

@@ -247,11 +247,6 @@ fn prepare_create(req: &Req, mut obj: Value, tracking: Tracking) -> ApiResult<(S
     {
         m.remove("status");
     }
-    hooks::prepare_create(&req.res, &mut obj);
-    validate(req, &obj, None)?;
-    if req.res.namespaced {
-        objects::check_namespace(&req.state.store, req.namespace(), &req.storage())?;
-    }
     {
         let tracks = objects::tracks_generation(&req.res);
         let meta = meta_mut(&mut obj);
@@ -260,6 +255,16 @@ fn prepare_create(req: &Req, mut obj: Value, tracking: Tracking) -> ApiResult<(S
         if tracks {
             meta.insert("generation".into(), json!(1));
         }
+    }
+    crate::defaults::on_create(&req.res, &mut obj);
+    crate::defaults::apply(&req.res, &mut obj);
+    if !req.res.custom && req.res.group.is_empty() && req.res.plural == "services" {
+        crate::allocate::service(&req.state, &mut obj, None);
+    }
+    hooks::prepare_create(&req.res, &mut obj);
+    validate(req, &obj, None)?;
+    if req.res.namespaced {
+        objects::check_namespace(&req.state.store, req.namespace(), &req.storage())?;
     }
     if tracking == Tracking::Update {
         track(req, "", None, &mut obj)?;
@@ -393,6 +398,10 @@ fn decide_update(
     };
     let proposal = propose(cur)?;
     let mut next = merge_for_update(req, part, cur, proposal)?;
+    crate::defaults::apply(&req.res, &mut next);
+    if !req.res.custom && req.res.group.is_empty() && req.res.plural == "services" {
+        crate::allocate::service(&req.state, &mut next, Some(cur));
+    }
     hooks::prepare_update(&req.res, cur, &mut next);
     validate(req, &next, Some(cur))?;
     if tracking == Tracking::Update {

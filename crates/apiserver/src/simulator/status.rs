@@ -1,130 +1,8 @@
-//! The workload simulator: what a kubelet and kube-controller-manager would report, without
-//! running anything. A short while after a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job or
-//! Pod is created or changed, its `status` is moved to ready (or complete, for Jobs), so health
-//! checks can be exercised against the embedded server.
-//!
-//! The annotation `tidegate.dev/simulate` picks another outcome:
-//! - `fail`: a Deployment reports `ProgressDeadlineExceeded`, a Job fails with
-//!   `BackoffLimitExceeded`, a Pod's containers crash-loop (`CrashLoopBackOff`), a ReplicaSet
-//!   reports `ReplicaFailure`; StatefulSets and DaemonSets stay unready.
-//! - `hang`: the rollout starts and never finishes (nothing becomes ready, a Job stays active,
-//!   a Pod stays `Pending`).
+//! The status a simulated cluster settles on for each workload kind.
 
+use super::{Outcome, outcome};
 use crate::objects::{meta_str, now};
-use crate::server::ServerState;
-use crate::store::{Change, EventType, Key, StoreError};
 use serde_json::{Value, json};
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tokio::sync::broadcast::error::RecvError;
-
-/// The annotation that chooses a simulated outcome (`fail` or `hang`).
-pub const SIMULATE_ANNOTATION: &str = "tidegate.dev/simulate";
-
-const RESOURCES: [&str; 6] = [
-    "apps/deployments",
-    "apps/replicasets",
-    "apps/statefulsets",
-    "apps/daemonsets",
-    "batch/jobs",
-    "/pods",
-];
-
-#[derive(Clone, Copy, PartialEq)]
-enum Outcome {
-    Ready,
-    Fail,
-    Hang,
-}
-
-/// Runs the simulator until the store's channel closes. `delay` is how long a workload takes
-/// to "roll out".
-pub async fn run(state: Arc<ServerState>, delay: Duration) {
-    let mut rx = state.store.subscribe();
-    let pending: Arc<Mutex<HashSet<Key>>> = Arc::default();
-    for resource in RESOURCES {
-        for key in state.store.keys_of_resource(resource) {
-            schedule(&state, &pending, key, delay);
-        }
-    }
-    loop {
-        match rx.recv().await {
-            Ok(e) => {
-                if e.kind != EventType::Deleted
-                    && RESOURCES.contains(&e.key.resource.as_str())
-                    && desired_status(&e.key.resource, &e.object)
-                        .is_some_and(|s| e.object.get("status") != Some(&s))
-                {
-                    schedule(&state, &pending, e.key.clone(), delay);
-                }
-            }
-            Err(RecvError::Lagged(_)) => {
-                for resource in RESOURCES {
-                    for key in state.store.keys_of_resource(resource) {
-                        schedule(&state, &pending, key, delay);
-                    }
-                }
-            }
-            Err(RecvError::Closed) => return,
-        }
-    }
-}
-
-fn schedule(
-    state: &Arc<ServerState>,
-    pending: &Arc<Mutex<HashSet<Key>>>,
-    key: Key,
-    delay: Duration,
-) {
-    if !pending
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key.clone())
-    {
-        return;
-    }
-    let state = state.clone();
-    let pending = pending.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(delay).await;
-        pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&key);
-        let result = state.store.mutate::<StoreError>(&key, |cur| {
-            let Some(cur) = cur else {
-                return Ok(Change::Keep);
-            };
-            if meta_str(cur, "deletionTimestamp").is_some() {
-                return Ok(Change::Keep);
-            }
-            match desired_status(&key.resource, cur) {
-                Some(status) if cur.get("status") != Some(&status) => {
-                    let mut next = (**cur).clone();
-                    next["status"] = status;
-                    Ok(Change::Put(next))
-                }
-                _ => Ok(Change::Keep),
-            }
-        });
-        if let Err(e) = result {
-            tracing::warn!(error = %e, object = %key.name, "workload simulator");
-        }
-    });
-}
-
-fn outcome(obj: &Value) -> Outcome {
-    match obj
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(SIMULATE_ANNOTATION))
-        .and_then(Value::as_str)
-    {
-        Some("fail") => Outcome::Fail,
-        Some("hang") => Outcome::Hang,
-        _ => Outcome::Ready,
-    }
-}
 
 fn int(obj: &Value, pointer: &str, default: i64) -> i64 {
     obj.pointer(pointer)
@@ -133,7 +11,7 @@ fn int(obj: &Value, pointer: &str, default: i64) -> i64 {
 }
 
 /// The status the simulated cluster would settle on for `obj`; `None` for other kinds.
-fn desired_status(resource: &str, obj: &Value) -> Option<Value> {
+pub(super) fn desired_status(resource: &str, obj: &Value) -> Option<Value> {
     let generation = int(obj, "/metadata/generation", 1);
     let name = meta_str(obj, "name").unwrap_or("");
     let old = obj.get("status");
@@ -146,7 +24,8 @@ fn desired_status(resource: &str, obj: &Value) -> Option<Value> {
     };
     let mut status = match resource {
         "apps/deployments" => {
-            let rs = format!("ReplicaSet \"{name}-{generation}\"");
+            let hash = super::owned::template_hash(obj.pointer("/spec/template"));
+            let rs = format!("ReplicaSet \"{name}-{hash}\"");
             let (ready, progressing, available) = match outcome {
                 Outcome::Ready => (
                     replicas,
@@ -234,7 +113,10 @@ fn desired_status(resource: &str, obj: &Value) -> Option<Value> {
             } else {
                 0
             };
-            let revision = format!("{name}-{generation}");
+            let revision = format!(
+                "{name}-{}",
+                super::owned::template_hash(obj.pointer("/spec/template"))
+            );
             let mut s = json!({
                 "observedGeneration": generation,
                 "replicas": replicas,
@@ -295,47 +177,7 @@ fn desired_status(resource: &str, obj: &Value) -> Option<Value> {
                 }
             }
         }
-        "/pods" => {
-            let containers: Vec<&str> = obj
-                .pointer("/spec/containers")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|c| c.get("name").and_then(Value::as_str))
-                        .collect()
-                })
-                .unwrap_or_default();
-            match outcome {
-                Outcome::Ready => json!({
-                    "phase": "Running",
-                    "startTime": start(),
-                    "conditions": [
-                        condition(old, "PodScheduled", "True", "", ""),
-                        condition(old, "Initialized", "True", "", ""),
-                        condition(old, "ContainersReady", "True", "", ""),
-                        condition(old, "Ready", "True", "", ""),
-                    ],
-                    "containerStatuses": containers.iter().map(|c| json!({
-                        "name": c, "ready": true, "started": true, "restartCount": 0,
-                        "state": {"running": {"startedAt": start()}},
-                    })).collect::<Vec<_>>(),
-                }),
-                Outcome::Fail => json!({
-                    "phase": "Running",
-                    "startTime": start(),
-                    "conditions": [
-                        condition(old, "PodScheduled", "True", "", ""),
-                        condition(old, "Ready", "False", "ContainersNotReady", ""),
-                    ],
-                    "containerStatuses": containers.iter().map(|c| json!({
-                        "name": c, "ready": false, "started": false, "restartCount": 5,
-                        "state": {"waiting": {"reason": "CrashLoopBackOff",
-                            "message": "simulated (tidegate.dev/simulate: fail)"}},
-                    })).collect::<Vec<_>>(),
-                }),
-                Outcome::Hang => json!({"phase": "Pending"}),
-            }
-        }
+        "/pods" => pod_status(obj, old, outcome, &start),
         _ => return None,
     };
     // Fields a real controller would keep that the simulation does not decide.
@@ -347,6 +189,103 @@ fn desired_status(resource: &str, obj: &Value) -> Option<Value> {
         }
     }
     Some(status)
+}
+
+/// A Pod's status: running and ready, or (`restartPolicy` `Never`/`OnFailure`) run to
+/// completion; crash-looping or failed with `fail`; pending with `hang`.
+fn pod_status(
+    obj: &Value,
+    old: Option<&Value>,
+    outcome: Outcome,
+    start: &dyn Fn() -> Value,
+) -> Value {
+    let containers: Vec<(&str, &str)> = obj
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|c| {
+                    (
+                        c.get("name").and_then(Value::as_str).unwrap_or(""),
+                        c.get("image").and_then(Value::as_str).unwrap_or(""),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let runs_once = matches!(
+        obj.pointer("/spec/restartPolicy").and_then(Value::as_str),
+        Some("Never" | "OnFailure")
+    );
+    let uid = meta_str(obj, "uid").unwrap_or("");
+    let host = uid
+        .bytes()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    let ip = format!("10.42.{}.{}", (host >> 8) % 250, host % 250 + 2);
+    let statuses = |state: &dyn Fn() -> Value, ready: bool, restarts: i64| -> Vec<Value> {
+        containers
+            .iter()
+            .map(|(name, image)| {
+                json!({"name": name, "image": image, "imageID": "", "ready": ready,
+                    "started": ready, "restartCount": restarts, "state": state()})
+            })
+            .collect()
+    };
+    let mut status = match (outcome, runs_once) {
+        (Outcome::Hang, _) => {
+            return json!({"phase": "Pending", "conditions": [
+                condition(old, "PodScheduled", "True", "", ""),
+            ]});
+        }
+        (Outcome::Ready, false) => json!({
+            "phase": "Running",
+            "conditions": pod_conditions(old, "True", "True", ""),
+            "containerStatuses": statuses(&|| json!({"running": {"startedAt": start()}}), true, 0),
+        }),
+        (Outcome::Fail, false) => json!({
+            "phase": "Running",
+            "conditions": pod_conditions(old, "True", "False", "ContainersNotReady"),
+            "containerStatuses": statuses(&|| json!({"waiting": {"reason": "CrashLoopBackOff",
+                "message": "simulated (tidegate.dev/simulate: fail)"}}), false, 5),
+        }),
+        (outcome, true) => {
+            let (phase, code, reason) = if outcome == Outcome::Ready {
+                ("Succeeded", 0, "Completed")
+            } else {
+                ("Failed", 1, "Error")
+            };
+            let finished = old
+                .and_then(|s| s.pointer("/containerStatuses/0/state/terminated/finishedAt"))
+                .cloned()
+                .unwrap_or_else(|| json!(now()));
+            json!({
+                "phase": phase,
+                "conditions": pod_conditions(old, "False", "False", "PodCompleted"),
+                "containerStatuses": statuses(&|| json!({"terminated": {"exitCode": code,
+                    "reason": reason, "startedAt": start(), "finishedAt": finished}}), false, 0),
+            })
+        }
+    };
+    status["startTime"] = start();
+    status["hostIP"] = json!("10.0.0.2");
+    status["hostIPs"] = json!([{"ip": "10.0.0.2"}]);
+    status["podIP"] = json!(ip);
+    status["podIPs"] = json!([{"ip": ip}]);
+    status["qosClass"] = json!("BestEffort");
+    status
+}
+
+/// A Pod's conditions in kubelet's order: sandbox ready (`started`), initialized, ready and
+/// containers ready (`ready`, for `reason`), scheduled.
+fn pod_conditions(old: Option<&Value>, started: &str, ready: &str, reason: &str) -> Value {
+    let init_reason = if reason == "PodCompleted" { reason } else { "" };
+    json!([
+        condition(old, "PodReadyToStartContainers", started, "", ""),
+        condition(old, "Initialized", "True", init_reason, ""),
+        condition(old, "Ready", ready, reason, ""),
+        condition(old, "ContainersReady", ready, reason, ""),
+        condition(old, "PodScheduled", "True", "", ""),
+    ])
 }
 
 /// Sets integer fields, leaving zero counts out as Kubernetes' JSON does.
@@ -381,6 +320,7 @@ fn condition(old: Option<&Value>, type_: &str, status: &str, reason: &str, messa
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simulator::SIMULATE_ANNOTATION;
 
     #[test]
     fn settles_once() {

@@ -1,0 +1,159 @@
+//! The workload simulator: what a kubelet and kube-controller-manager would report, without
+//! running anything. A short while after a Deployment, ReplicaSet, StatefulSet, DaemonSet, Job or
+//! Pod is created or changed, its `status` is moved to ready (or complete, for Jobs), so health
+//! checks can be exercised against the embedded server.
+//!
+//! The annotation `tidegate.dev/simulate` picks another outcome:
+//! - `fail`: a Deployment reports `ProgressDeadlineExceeded`, a Job fails with
+//!   `BackoffLimitExceeded`, a Pod's containers crash-loop (`CrashLoopBackOff`), a ReplicaSet
+//!   reports `ReplicaFailure`; StatefulSets and DaemonSets stay unready.
+//! - `hang`: the rollout starts and never finishes (nothing becomes ready, a Job stays active,
+//!   a Pod stays `Pending`).
+
+mod events;
+mod owned;
+mod status;
+
+pub use owned::NODE_NAME;
+
+use crate::objects::meta_str;
+use crate::server::ServerState;
+use crate::store::{Change, EventType, Key, StoreError};
+use serde_json::Value;
+use status::desired_status;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+/// The annotation that chooses a simulated outcome (`fail` or `hang`).
+pub const SIMULATE_ANNOTATION: &str = "tidegate.dev/simulate";
+
+const RESOURCES: [&str; 6] = [
+    "apps/deployments",
+    "apps/replicasets",
+    "apps/statefulsets",
+    "apps/daemonsets",
+    "batch/jobs",
+    "/pods",
+];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Outcome {
+    Ready,
+    Fail,
+    Hang,
+}
+
+/// Runs the simulator until the store's channel closes. `delay` is how long a workload takes
+/// to "roll out".
+pub async fn run(state: Arc<ServerState>, delay: Duration) {
+    let mut rx = state.store.subscribe();
+    let pending: Arc<Mutex<HashSet<Key>>> = Arc::default();
+    for resource in RESOURCES {
+        for key in state.store.keys_of_resource(resource) {
+            schedule(&state, &pending, key, delay);
+        }
+    }
+    loop {
+        match rx.recv().await {
+            Ok(e) => {
+                // A controller replaces what it owns when it goes.
+                if e.kind == EventType::Deleted
+                    && let Some(owner) = controller_of(&state, &e.object)
+                {
+                    schedule(&state, &pending, owner, delay);
+                }
+                if e.kind != EventType::Deleted
+                    && RESOURCES.contains(&e.key.resource.as_str())
+                    && desired_status(&e.key.resource, &e.object)
+                        .is_some_and(|s| e.object.get("status") != Some(&s))
+                {
+                    schedule(&state, &pending, e.key.clone(), delay);
+                }
+            }
+            Err(RecvError::Lagged(_)) => {
+                for resource in RESOURCES {
+                    for key in state.store.keys_of_resource(resource) {
+                        schedule(&state, &pending, key, delay);
+                    }
+                }
+            }
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+/// The key of the workload that controls `obj`, if it is one the simulator plays.
+fn controller_of(state: &ServerState, obj: &Value) -> Option<Key> {
+    let uid = obj
+        .pointer("/metadata/ownerReferences")?
+        .as_array()?
+        .iter()
+        .find(|r| r["controller"] == serde_json::json!(true))?
+        .get("uid")?
+        .as_str()?;
+    let key = state.store.key_of_uid(uid)?;
+    RESOURCES.contains(&key.resource.as_str()).then_some(key)
+}
+
+fn schedule(
+    state: &Arc<ServerState>,
+    pending: &Arc<Mutex<HashSet<Key>>>,
+    key: Key,
+    delay: Duration,
+) {
+    if !pending
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key.clone())
+    {
+        return;
+    }
+    let state = state.clone();
+    let pending = pending.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key);
+        if let Some(cur) = state.store.get(&key) {
+            owned::sync(&state, &key, &cur);
+        }
+        let result = state.store.mutate::<StoreError>(&key, |cur| {
+            let Some(cur) = cur else {
+                return Ok(Change::Keep);
+            };
+            if meta_str(cur, "deletionTimestamp").is_some() {
+                return Ok(Change::Keep);
+            }
+            match desired_status(&key.resource, cur) {
+                Some(status) if cur.get("status") != Some(&status) => {
+                    let mut next = (**cur).clone();
+                    next["status"] = status;
+                    Ok(Change::Put(next))
+                }
+                _ => Ok(Change::Keep),
+            }
+        });
+        if let Err(e) = result {
+            tracing::warn!(error = %e, object = %key.name, "workload simulator");
+        }
+    });
+}
+
+/// The outcome the annotation asks for: on the object itself or, for workloads, on its pod
+/// template (its Pods crash-loop, so it never becomes ready).
+fn outcome(obj: &Value) -> Outcome {
+    let asked = |pointer: &str| {
+        obj.pointer(pointer)
+            .and_then(|a| a.get(SIMULATE_ANNOTATION))
+            .and_then(Value::as_str)
+    };
+    match asked("/metadata/annotations").or_else(|| asked("/spec/template/metadata/annotations")) {
+        Some("fail") => Outcome::Fail,
+        Some("hang") => Outcome::Hang,
+        _ => Outcome::Ready,
+    }
+}
