@@ -202,7 +202,10 @@ async fn main() {
         Bytes::new(),
     )
     .await;
-    let lists_n = 50;
+    let lists_n: usize = std::env::var("BENCH_LISTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
     let b = base.clone();
     let lists = run(&client, lists_n, move |_| {
         (

@@ -224,6 +224,16 @@ pub fn respond(status: StatusCode, value: &Value, format: Format) -> Response {
     resp
 }
 
+/// A response whose body is already JSON.
+pub fn respond_json_bytes(status: StatusCode, body: bytes::Bytes) -> Response {
+    let mut resp = (status, body).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! after its SQLite transaction has committed, so acknowledged writes survive `kill -9` (WAL with
 //! `synchronous=NORMAL` is durable across process crashes; see `docs/architecture.md`).
 
+use bytes::Bytes;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -69,6 +70,8 @@ pub struct StoreEvent {
     /// The object after the change (for deletions: its last state, stamped with the deletion's
     /// revision).
     pub object: Arc<Value>,
+    /// `object`'s JSON encoding.
+    pub json: Bytes,
     /// The object before the change, if it existed.
     pub prev: Option<Arc<Value>>,
     /// What the event holds in memory, roughly: the object's JSON length, twice when the
@@ -116,8 +119,16 @@ pub enum StoreError {
     },
 }
 
+/// One stored object: its value and its JSON encoding (what was persisted), so reads that
+/// answer it unchanged send the bytes instead of serialising again.
+#[derive(Clone)]
+struct Stored {
+    value: Arc<Value>,
+    json: Bytes,
+}
+
 struct Index {
-    objects: BTreeMap<Key, Arc<Value>>,
+    objects: BTreeMap<Key, Stored>,
     by_uid: HashMap<String, Key>,
     dependents: HashMap<String, BTreeSet<Key>>,
     per_namespace: HashMap<String, usize>,
@@ -326,7 +337,11 @@ impl Store {
                             )
                         })?;
                         index.link(&key, &value);
-                        index.objects.insert(key, Arc::new(value));
+                        let stored = Stored {
+                            value: Arc::new(value),
+                            json: Bytes::from(data),
+                        };
+                        index.objects.insert(key, stored);
                     }
                 }
                 Some(conn)
@@ -372,7 +387,15 @@ impl Store {
 
     /// One object.
     pub fn get(&self, key: &Key) -> Option<Arc<Value>> {
-        self.read().objects.get(key).cloned()
+        self.read().objects.get(key).map(|s| s.value.clone())
+    }
+
+    /// The object at `key` with its JSON encoding.
+    pub fn get_encoded(&self, key: &Key) -> Option<(Arc<Value>, Bytes)> {
+        self.read()
+            .objects
+            .get(key)
+            .map(|s| (s.value.clone(), s.json.clone()))
     }
 
     /// The key of the object with this uid, if it exists.
@@ -397,20 +420,37 @@ impl Store {
         namespace: Option<&str>,
         after: Option<&Key>,
     ) -> (Vec<(Key, Arc<Value>)>, u64) {
+        let mut items = Vec::new();
+        let rv = self.visit(resource, namespace, after, |k, v, _| {
+            items.push((k.clone(), v.clone()));
+            true
+        });
+        (items, rv)
+    }
+
+    /// Visits the objects [`Store::list`] would return, with their JSON encodings, under the
+    /// index's read lock (no copies); `visit` returns false to stop. Returns the revision.
+    pub fn visit(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        after: Option<&Key>,
+        mut visit: impl FnMut(&Key, &Arc<Value>, &Bytes) -> bool,
+    ) -> u64 {
         let idx = self.read();
         let start = match after {
             Some(k) => std::ops::Bound::Excluded(k.clone()),
             None => std::ops::Bound::Included(Key::new(resource, namespace.unwrap_or(""), "")),
         };
-        let items = idx
-            .objects
-            .range((start, std::ops::Bound::Unbounded))
-            .take_while(|(k, _)| {
-                k.resource == resource && namespace.is_none_or(|ns| k.namespace == ns)
-            })
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        (items, idx.rv)
+        for (k, s) in idx.objects.range((start, std::ops::Bound::Unbounded)) {
+            if k.resource != resource || namespace.is_some_and(|ns| k.namespace != ns) {
+                break;
+            }
+            if !visit(k, &s.value, &s.json) {
+                break;
+            }
+        }
+        idx.rv
     }
 
     /// Number of objects of a resource (all namespaces).
@@ -450,7 +490,6 @@ impl Store {
                 let value = Arc::new(value);
                 let created = current.is_none();
                 let bytes = if created { text.len() } else { 2 * text.len() };
-                drop(text);
                 self.publish(
                     key,
                     rv,
@@ -459,7 +498,10 @@ impl Store {
                     } else {
                         EventType::Modified
                     },
-                    value.clone(),
+                    Stored {
+                        value: value.clone(),
+                        json: Bytes::from(text),
+                    },
                     current,
                     bytes,
                 );
@@ -484,9 +526,14 @@ impl Store {
                 if let Some(meta) = last.get_mut("metadata").and_then(Value::as_object_mut) {
                     meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
                 }
-                let bytes = 2 * last.to_string().len();
+                let text = last.to_string();
+                let bytes = 2 * text.len();
                 let last = Arc::new(last);
-                self.publish(key, rv, EventType::Deleted, last.clone(), Some(old), bytes);
+                let stored = Stored {
+                    value: last.clone(),
+                    json: Bytes::from(text),
+                };
+                self.publish(key, rv, EventType::Deleted, stored, Some(old), bytes);
                 Ok(Outcome {
                     object: Some(last),
                     written: true,
@@ -502,7 +549,7 @@ impl Store {
         key: &Key,
         rv: u64,
         kind: EventType,
-        object: Arc<Value>,
+        stored: Stored,
         prev: Option<Arc<Value>>,
         bytes: usize,
     ) {
@@ -513,15 +560,16 @@ impl Store {
         if kind == EventType::Deleted {
             idx.objects.remove(key);
         } else {
-            idx.link(key, &object);
-            idx.objects.insert(key.clone(), object.clone());
+            idx.link(key, &stored.value);
+            idx.objects.insert(key.clone(), stored.clone());
         }
         idx.rv = rv;
         let event = Arc::new(StoreEvent {
             rv,
             kind,
             key: key.clone(),
-            object,
+            object: stored.value,
+            json: stored.json,
             prev,
             bytes,
         });
@@ -576,7 +624,7 @@ impl Store {
             .take_while(|(k, _)| {
                 k.resource == resource && namespace.is_none_or(|ns| k.namespace == ns)
             })
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, s)| (k.clone(), s.value.clone()))
             .collect();
         (items, idx.rv)
     }

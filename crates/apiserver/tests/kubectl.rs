@@ -394,3 +394,31 @@ async fn typed_creates_arrive_whole() {
         serde_json::json!(["date"])
     );
 }
+
+/// Lists and gets are written from the stored encodings when the object is shown as stored;
+/// another version of the same resource still shows its own apiVersion.
+#[tokio::test(flavor = "multi_thread")]
+async fn lists_show_the_version_asked_for() {
+    let t = common::start().await;
+    t.ok_stdin(
+        &["apply", "-f", "-"],
+        r#"{"kind": "HorizontalPodAutoscaler", "apiVersion": "autoscaling/v2",
+            "metadata": {"name": "web"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "minReplicas": 1, "maxReplicas": 3}}"#,
+    );
+    let raw = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&t.ok(&["get", "--raw", path])).expect("json")
+    };
+    let base = "namespaces/default/horizontalpodautoscalers";
+    let v2 = raw(&format!("/apis/autoscaling/v2/{base}"));
+    assert_eq!(v2["apiVersion"], "autoscaling/v2", "{v2}");
+    assert_eq!(v2["items"][0]["apiVersion"], "autoscaling/v2", "{v2}");
+    let v1 = raw(&format!("/apis/autoscaling/v1/{base}"));
+    assert_eq!(v1["kind"], "HorizontalPodAutoscalerList", "{v1}");
+    assert_eq!(v1["apiVersion"], "autoscaling/v1", "{v1}");
+    assert_eq!(v1["items"][0]["apiVersion"], "autoscaling/v1", "{v1}");
+    let one = raw(&format!("/apis/autoscaling/v1/{base}/web"));
+    assert_eq!(one["apiVersion"], "autoscaling/v1");
+    assert_eq!(one["kind"], "HorizontalPodAutoscaler");
+}

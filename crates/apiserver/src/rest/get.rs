@@ -7,10 +7,13 @@ use axum::response::Response;
 
 /// Answers the named object.
 pub fn get(req: &Req, name: &str) -> ApiResult<Response> {
-    let obj = req
+    let (obj, json) = req
         .state
         .store
-        .get(&req.key(name))
+        .get_encoded(&req.key(name))
         .ok_or_else(|| ApiError::not_found(&req.res.group, &req.res.plural, name))?;
+    if req.encoded(&obj, &json).is_some() {
+        return Ok(crate::http::respond_json_bytes(StatusCode::OK, json));
+    }
     Ok(req.respond_object(StatusCode::OK, &obj))
 }

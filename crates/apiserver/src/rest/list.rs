@@ -7,6 +7,7 @@ use crate::store::Key;
 use axum::http::StatusCode;
 use axum::response::Response;
 use base64::Engine;
+use bytes::Bytes;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tidegate_core::LabelSelector;
@@ -86,29 +87,31 @@ pub fn list(req: &Req) -> ApiResult<Response> {
         _ => (None, None),
     };
     let ns = req.path.namespace.as_deref().filter(|_| req.res.namespaced);
-    let (all, rv) = req.state.store.list(&storage, ns, after.as_ref());
-    let list_rv = token_rv.unwrap_or(rv);
-    let mut items: Vec<Arc<Value>> = Vec::new();
+    let mut items: Vec<(Arc<Value>, Bytes)> = Vec::new();
     let mut last_key = None;
     let mut more = false;
     let mut remaining = 0usize;
-    for (key, obj) in all {
-        if !sel.matches(&obj) {
-            continue;
-        }
-        if let Some(l) = limit
-            && items.len() >= l
-        {
-            more = true;
-            remaining += 1;
-            if !sel.is_empty() {
-                break;
+    let unfiltered = sel.is_empty();
+    let rv = req
+        .state
+        .store
+        .visit(&storage, ns, after.as_ref(), |key, obj, json| {
+            if !unfiltered && !sel.matches(obj) {
+                return true;
             }
-            continue;
-        }
-        last_key = Some(key);
-        items.push(obj);
-    }
+            if let Some(l) = limit {
+                if items.len() >= l {
+                    more = true;
+                    remaining += 1;
+                    // Without a selector the remaining count is cheap to finish.
+                    return unfiltered;
+                }
+                last_key = Some(key.clone());
+            }
+            items.push((obj.clone(), json.clone()));
+            true
+        });
+    let list_rv = token_rv.unwrap_or(rv);
     let mut meta = json!({"resourceVersion": list_rv.to_string()});
     if more && let Some(k) = &last_key {
         meta["continue"] = json!(encode_continue(list_rv, k));
@@ -116,7 +119,10 @@ pub fn list(req: &Req) -> ApiResult<Response> {
             meta["remainingItemCount"] = json!(remaining);
         }
     }
-    let shown: Vec<Value> = items.iter().map(|o| req.present(o)).collect();
+    if req.neg.format == crate::http::Format::Json && !req.neg.table && !req.neg.metadata_only {
+        return Ok(encoded_list(req, &meta, &items));
+    }
+    let shown: Vec<Value> = items.iter().map(|(o, _)| req.present(o)).collect();
     if req.neg.table {
         let refs: Vec<&Value> = shown.iter().collect();
         let table = crate::table::to_table(
@@ -143,6 +149,69 @@ pub fn list(req: &Req) -> ApiResult<Response> {
         "items": shown,
     });
     Ok(crate::http::respond(StatusCode::OK, &list, req.neg.format))
+}
+
+/// A JSON list written from the stored encodings: objects stored in the version asked for are
+/// copied as stored, others are presented and serialised. The body is sent as a stream of
+/// chunks of about 64 KiB, so a large list costs neither one huge allocation (and its page
+/// faults) nor a copy of every object's value.
+fn encoded_list(req: &Req, meta: &Value, items: &[(Arc<Value>, Bytes)]) -> Response {
+    const CHUNK: usize = 64 << 10;
+    let api_version = req.res.api_version();
+    // Most encodings start with their apiVersion and kind: reading those bytes (which are
+    // copied next anyway) spares touching each object's value, a cache miss per object.
+    let prefixes = [
+        format!(
+            r#"{{"apiVersion":{},"kind":{},"#,
+            Value::String(api_version.clone()),
+            Value::String(req.res.kind.clone())
+        ),
+        format!(
+            r#"{{"kind":{},"apiVersion":{},"#,
+            Value::String(req.res.kind.clone()),
+            Value::String(api_version.clone())
+        ),
+    ];
+    let as_stored = |obj: &Value, json: &[u8]| {
+        prefixes.iter().any(|p| json.starts_with(p.as_bytes()))
+            || obj.get("kind").and_then(Value::as_str) == Some(req.res.kind.as_str())
+                && obj.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
+    };
+    let mut chunks: Vec<Bytes> = Vec::with_capacity(items.len() / 64 + 2);
+    let mut buf = Vec::with_capacity(CHUNK);
+    buf.extend_from_slice(
+        format!(
+            r#"{{"kind":{},"apiVersion":{},"metadata":{meta},"items":["#,
+            Value::String(format!("{}List", req.res.kind)),
+            Value::String(api_version.clone()),
+        )
+        .as_bytes(),
+    );
+    for (i, (obj, json)) in items.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        if as_stored(obj, json) {
+            buf.extend_from_slice(json);
+        } else {
+            buf.extend_from_slice(req.present(obj).to_string().as_bytes());
+        }
+        if buf.len() >= CHUNK {
+            chunks.push(Bytes::from(std::mem::replace(
+                &mut buf,
+                Vec::with_capacity(CHUNK),
+            )));
+        }
+    }
+    buf.extend_from_slice(b"]}");
+    chunks.push(Bytes::from(buf));
+    let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
+    let mut resp = Response::new(axum::body::Body::from_stream(stream));
+    resp.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    resp
 }
 
 #[cfg(test)]

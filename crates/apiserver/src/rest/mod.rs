@@ -124,6 +124,18 @@ impl Req {
         Ok(decoded)
     }
 
+    /// The stored encoding `json` of `obj`, when this request presents the object exactly as
+    /// stored (JSON, no Table, the stored version).
+    pub fn encoded<'a>(&self, obj: &Value, json: &'a [u8]) -> Option<&'a [u8]> {
+        let same = !self.neg.metadata_only
+            && !self.neg.table
+            && self.neg.format == crate::http::Format::Json
+            && obj.get("kind").and_then(Value::as_str) == Some(self.res.kind.as_str())
+            && obj.get("apiVersion").and_then(Value::as_str)
+                == Some(self.res.api_version().as_str());
+        same.then_some(json)
+    }
+
     /// The object as this request's version presents it.
     pub fn present(&self, obj: &Value) -> Value {
         if self.neg.metadata_only {

@@ -60,6 +60,19 @@ impl Watcher {
         }
     }
 
+    /// An event line for `obj`, from its stored encoding `json` when it is shown as stored.
+    fn line_encoded(&mut self, type_: &str, obj: &Value, json: &[u8]) -> Bytes {
+        let Some(bytes) = self.req.encoded(obj, json) else {
+            return self.line(type_, obj);
+        };
+        let head = format!(r#"{{"type":"{type_}","object":"#);
+        let mut out = Vec::with_capacity(head.len() + bytes.len() + 2);
+        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(b"}\n");
+        Bytes::from(out)
+    }
+
     fn line(&mut self, type_: &str, obj: &Value) -> Bytes {
         let shown = self.req.present(obj);
         let object = if self.req.neg.table {
@@ -198,7 +211,7 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
             for e in events {
                 last_rv = e.rv;
                 if let Some(t) = w.translate(&e) {
-                    let line = w.line(t, &e.object);
+                    let line = w.line_encoded(t, &e.object, &e.json);
                     tokio::select! {
                         sent = tx.send(Ok(line)) => if sent.is_err() { return; },
                         _ = tokio::time::sleep_until(deadline) => return,
