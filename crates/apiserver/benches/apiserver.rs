@@ -103,14 +103,7 @@ where
                     return;
                 }
                 let (m, url, body) = make(i);
-                send(
-                    &client,
-                    m,
-                    &url,
-                    TOKEN.get().map(String::as_str).unwrap_or(""),
-                    body,
-                )
-                .await;
+                send(&client, m, &url, &token(), body).await;
             }
         }));
     }
@@ -120,7 +113,12 @@ where
     n as f64 / start.elapsed().as_secs_f64()
 }
 
-static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+/// The bearer token of the server under test.
+static TOKEN: std::sync::RwLock<String> = std::sync::RwLock::new(String::new());
+
+fn token() -> String {
+    TOKEN.read().map(|t| t.clone()).unwrap_or_default()
+}
 
 fn cm_body(i: usize) -> Bytes {
     Bytes::from(format!(
@@ -144,7 +142,9 @@ async fn main() {
     })
     .await
     .expect("server");
-    let _ = TOKEN.set(server.credentials.token.clone());
+    if let Ok(mut t) = TOKEN.write() {
+        t.clone_from(&server.credentials.token);
+    }
     let base = server.url.clone();
     let client: HttpClient = Client::builder(TokioExecutor::new())
         .pool_max_idle_per_host(CONCURRENCY)
@@ -308,5 +308,91 @@ async fn main() {
         rss0 as f64 / 1048576.0
     );
     println!("list body: {} bytes", list_body.len());
+    server.shutdown().await;
+    deployments(&client, n).await;
+}
+
+fn deployment_body(i: usize) -> Bytes {
+    Bytes::from(format!(
+        r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"web-{i}","labels":{{"app":"web-{i}"}}}},"spec":{{"replicas":1,"selector":{{"matchLabels":{{"app":"web-{i}"}}}},"template":{{"metadata":{{"labels":{{"app":"web-{i}"}}}},"spec":{{"containers":[{{"name":"web","image":"nginx:1.27","ports":[{{"containerPort":80}}]}}]}}}}}}}}"#
+    ))
+}
+
+/// Memory of `n` Deployments with the workload simulator on: what each costs once its rollout
+/// has settled (with whatever the simulator creates for it). Settled means no write for 3 s.
+async fn deployments(client: &HttpClient, n: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
+        data_dir: Some(dir.path().to_path_buf()),
+        tls: false,
+        workload_simulator: Some(Duration::from_millis(20)),
+        ..Default::default()
+    })
+    .await
+    .expect("server");
+    if let Ok(mut t) = TOKEN.write() {
+        t.clone_from(&server.credentials.token);
+    }
+    let base = server.url.clone();
+    let revision = |body: &Bytes| {
+        serde_json::from_slice::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| {
+                v["metadata"]["resourceVersion"]
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .unwrap_or_default()
+    };
+    let settle = || async {
+        let url = format!("{base}/api/v1/namespaces?limit=1");
+        let mut last = String::new();
+        let mut since = Instant::now();
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            let rv = revision(&send(client, Method::GET, &url, &token(), Bytes::new()).await);
+            if rv != last {
+                last = rv;
+                since = Instant::now();
+            } else if since.elapsed() > Duration::from_secs(3) {
+                return;
+            }
+        }
+    };
+    settle().await;
+    let before = rss_bytes();
+    let start = Instant::now();
+    let b = base.clone();
+    run(client, n, move |i| {
+        (
+            Method::POST,
+            format!("{b}/apis/apps/v1/namespaces/default/deployments"),
+            deployment_body(i),
+        )
+    })
+    .await;
+    settle().await;
+    let after = rss_bytes();
+    let count = |path: &str| {
+        let url = format!("{base}{path}?limit=1");
+        async move {
+            let body = send(client, Method::GET, &url, &token(), Bytes::new()).await;
+            let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            v["items"].as_array().map_or(0, Vec::len) as u64
+                + v["metadata"]["remainingItemCount"].as_u64().unwrap_or(0)
+        }
+    };
+    println!(
+        "deployments: {n} created and settled in {:.1}s (simulator delay 20 ms); the store then held {} ReplicaSets, {} Pods, {} Events",
+        start.elapsed().as_secs_f64() - 3.0,
+        count("/apis/apps/v1/replicasets").await,
+        count("/api/v1/pods").await,
+        count("/api/v1/events").await,
+    );
+    println!(
+        "memory: RSS +{:.1} MiB for {n} Deployments = {:.0} bytes/Deployment",
+        (after.saturating_sub(before)) as f64 / 1048576.0,
+        after.saturating_sub(before) as f64 / n as f64
+    );
     server.shutdown().await;
 }

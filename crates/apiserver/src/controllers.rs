@@ -4,7 +4,7 @@
 use crate::hooks::CRD_CLEANUP_FINALIZER;
 use crate::objects::{self, Preconditions, Propagation, meta_str};
 use crate::server::ServerState;
-use crate::store::{Change, EventType, Key, StoreEvent};
+use crate::store::{Change, EventType, Key, Notice};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
@@ -53,7 +53,7 @@ fn resync(state: &ServerState) {
     }
 }
 
-fn handle(state: &ServerState, e: &StoreEvent) {
+fn handle(state: &ServerState, e: &Notice) {
     let obj = &e.object;
     let deleting = meta_str(obj, "deletionTimestamp").is_some();
     // Namespaces.

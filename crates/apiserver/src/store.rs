@@ -58,7 +58,9 @@ impl EventType {
     }
 }
 
-/// One change, as watches see it.
+/// One change, as watches see it. Objects are held as their JSON encodings (the log keeps
+/// many superseded versions; decoded values would cost several times more) and decoded on
+/// demand.
 #[derive(Debug)]
 pub struct StoreEvent {
     /// The revision of the change.
@@ -68,15 +70,74 @@ pub struct StoreEvent {
     /// Which object.
     pub key: Key,
     /// The object after the change (for deletions: its last state, stamped with the deletion's
-    /// revision).
-    pub object: Arc<Value>,
-    /// `object`'s JSON encoding.
+    /// revision), encoded.
     pub json: Bytes,
-    /// The object before the change, if it existed.
-    pub prev: Option<Arc<Value>>,
-    /// What the event holds in memory, roughly: the object's JSON length, twice when the
-    /// previous state is kept as well.
+    /// The object before the change, if it existed, encoded.
+    pub prev_json: Option<Bytes>,
+    /// What the event holds in memory: the encodings' lengths.
     pub bytes: usize,
+}
+
+impl StoreEvent {
+    /// The object after the change, decoded.
+    pub fn object(&self) -> Arc<Value> {
+        decode(&self.json)
+    }
+
+    /// The object before the change, decoded.
+    pub fn prev(&self) -> Option<Arc<Value>> {
+        self.prev_json.as_ref().map(decode)
+    }
+}
+
+/// A change as the server's own controllers receive it: the event with its objects decoded
+/// (they were in hand when it was written). Dereferences to the [`StoreEvent`].
+#[derive(Debug)]
+pub struct Notice {
+    /// The logged event.
+    pub event: Arc<StoreEvent>,
+    /// The object after the change.
+    pub object: Arc<Value>,
+    /// The object before the change.
+    pub prev: Option<Arc<Value>>,
+}
+
+impl std::ops::Deref for Notice {
+    type Target = StoreEvent;
+    fn deref(&self) -> &StoreEvent {
+        &self.event
+    }
+}
+
+/// Decodes a stored encoding. The store wrote it from a value, so it always decodes; a
+/// failure would be a defect, logged and answered as `null`.
+fn decode(json: &Bytes) -> Arc<Value> {
+    Arc::new(serde_json::from_slice(json).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "a stored object did not decode");
+        Value::Null
+    }))
+}
+
+/// Puts `kind` and `apiVersion` first, in that order, as kube-apiserver writes objects (and so
+/// that a reader can tell an encoding's version from its first bytes).
+fn type_meta_first(value: Value) -> Value {
+    let Value::Object(mut map) = value else {
+        return value;
+    };
+    let mut keys = map.keys();
+    if keys.next().map(String::as_str) == Some("kind")
+        && keys.next().map(String::as_str) == Some("apiVersion")
+    {
+        return Value::Object(map);
+    }
+    let mut out = serde_json::Map::with_capacity(map.len());
+    for k in ["kind", "apiVersion"] {
+        if let Some(v) = map.remove(k) {
+            out.insert(k.into(), v);
+        }
+    }
+    out.extend(map);
+    Value::Object(out)
 }
 
 /// What a mutation closure asks the store to do.
@@ -119,16 +180,11 @@ pub enum StoreError {
     },
 }
 
-/// One stored object: its value and its JSON encoding (what was persisted), so reads that
-/// answer it unchanged send the bytes instead of serialising again.
-#[derive(Clone)]
-struct Stored {
-    value: Arc<Value>,
-    json: Bytes,
-}
-
+/// Objects are kept as their JSON encodings (what was persisted): a decoded `serde_json::Value`
+/// takes several times the memory, and reads that answer an object unchanged send the bytes
+/// as they are. Readers that need the value decode it.
 struct Index {
-    objects: BTreeMap<Key, Stored>,
+    objects: BTreeMap<Key, Bytes>,
     by_uid: HashMap<String, Key>,
     dependents: HashMap<String, BTreeSet<Key>>,
     per_namespace: HashMap<String, usize>,
@@ -141,7 +197,7 @@ struct Index {
 }
 
 /// A resource's current objects and the revision they are at.
-pub type Snapshot = (Vec<(Key, Arc<Value>)>, u64);
+pub type Snapshot = (Vec<(Key, Bytes)>, u64);
 
 /// How much history the watch log keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +230,7 @@ const BROADCAST_CAPACITY: usize = 4096;
 pub struct Store {
     writer: Mutex<Option<Connection>>,
     index: RwLock<Index>,
-    events: broadcast::Sender<Arc<StoreEvent>>,
+    events: broadcast::Sender<Arc<Notice>>,
     revision: watch::Sender<u64>,
     limits: LogLimits,
 }
@@ -337,11 +393,7 @@ impl Store {
                             )
                         })?;
                         index.link(&key, &value);
-                        let stored = Stored {
-                            value: Arc::new(value),
-                            json: Bytes::from(data),
-                        };
-                        index.objects.insert(key, stored);
+                        index.objects.insert(key, Bytes::from(data));
                     }
                 }
                 Some(conn)
@@ -387,15 +439,12 @@ impl Store {
 
     /// One object.
     pub fn get(&self, key: &Key) -> Option<Arc<Value>> {
-        self.read().objects.get(key).map(|s| s.value.clone())
+        self.get_json(key).as_ref().map(decode)
     }
 
-    /// The object at `key` with its JSON encoding.
-    pub fn get_encoded(&self, key: &Key) -> Option<(Arc<Value>, Bytes)> {
-        self.read()
-            .objects
-            .get(key)
-            .map(|s| (s.value.clone(), s.json.clone()))
+    /// The JSON encoding of the object at `key`.
+    pub fn get_json(&self, key: &Key) -> Option<Bytes> {
+        self.read().objects.get(key).cloned()
     }
 
     /// The key of the object with this uid, if it exists.
@@ -420,11 +469,12 @@ impl Store {
         namespace: Option<&str>,
         after: Option<&Key>,
     ) -> (Vec<(Key, Arc<Value>)>, u64) {
-        let mut items = Vec::new();
-        let rv = self.visit(resource, namespace, after, |k, v, _| {
-            items.push((k.clone(), v.clone()));
+        let mut encoded = Vec::new();
+        let rv = self.visit(resource, namespace, after, |k, json| {
+            encoded.push((k.clone(), json.clone()));
             true
         });
+        let items = encoded.into_iter().map(|(k, j)| (k, decode(&j))).collect();
         (items, rv)
     }
 
@@ -435,7 +485,7 @@ impl Store {
         resource: &str,
         namespace: Option<&str>,
         after: Option<&Key>,
-        mut visit: impl FnMut(&Key, &Arc<Value>, &Bytes) -> bool,
+        mut visit: impl FnMut(&Key, &Bytes) -> bool,
     ) -> u64 {
         let idx = self.read();
         let start = match after {
@@ -446,7 +496,7 @@ impl Store {
             if k.resource != resource || namespace.is_some_and(|ns| k.namespace != ns) {
                 break;
             }
-            if !visit(k, &s.value, &s.json) {
+            if !visit(k, s) {
                 break;
             }
         }
@@ -470,7 +520,8 @@ impl Store {
         decide: impl FnOnce(Option<&Arc<Value>>) -> Result<Change, E>,
     ) -> Result<Outcome, E> {
         let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let current = self.get(key);
+        let current_json = self.get_json(key);
+        let current = current_json.as_ref().map(decode);
         let change = decide(current.as_ref())?;
         let rv = self.read().rv + 1;
         match change {
@@ -479,7 +530,8 @@ impl Store {
                 written: false,
                 created: false,
             }),
-            Change::Put(mut value) => {
+            Change::Put(value) => {
+                let mut value = type_meta_first(value);
                 if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
                     meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
                 }
@@ -489,7 +541,6 @@ impl Store {
                 }
                 let value = Arc::new(value);
                 let created = current.is_none();
-                let bytes = if created { text.len() } else { 2 * text.len() };
                 self.publish(
                     key,
                     rv,
@@ -498,12 +549,8 @@ impl Store {
                     } else {
                         EventType::Modified
                     },
-                    Stored {
-                        value: value.clone(),
-                        json: Bytes::from(text),
-                    },
-                    current,
-                    bytes,
+                    (value.clone(), Bytes::from(text)),
+                    current.zip(current_json),
                 );
                 Ok(Outcome {
                     object: Some(value),
@@ -527,13 +574,15 @@ impl Store {
                     meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
                 }
                 let text = last.to_string();
-                let bytes = 2 * text.len();
                 let last = Arc::new(last);
-                let stored = Stored {
-                    value: last.clone(),
-                    json: Bytes::from(text),
-                };
-                self.publish(key, rv, EventType::Deleted, stored, Some(old), bytes);
+                let prev = current_json.map(|j| (old, j));
+                self.publish(
+                    key,
+                    rv,
+                    EventType::Deleted,
+                    (last.clone(), Bytes::from(text)),
+                    prev,
+                );
                 Ok(Outcome {
                     object: Some(last),
                     written: true,
@@ -543,16 +592,18 @@ impl Store {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Commits a change to the index and the log: `new` and `prev` are each an object with its
+    /// encoding.
     fn publish(
         &self,
         key: &Key,
         rv: u64,
         kind: EventType,
-        stored: Stored,
-        prev: Option<Arc<Value>>,
-        bytes: usize,
+        new: (Arc<Value>, Bytes),
+        prev: Option<(Arc<Value>, Bytes)>,
     ) {
+        let (object, json) = new;
+        let (prev, prev_json) = prev.unzip();
         let mut idx = self.index.write().unwrap_or_else(|e| e.into_inner());
         if let Some(old) = &prev {
             idx.unlink(key, old);
@@ -560,17 +611,17 @@ impl Store {
         if kind == EventType::Deleted {
             idx.objects.remove(key);
         } else {
-            idx.link(key, &stored.value);
-            idx.objects.insert(key.clone(), stored.clone());
+            idx.link(key, &object);
+            idx.objects.insert(key.clone(), json.clone());
         }
         idx.rv = rv;
+        let bytes = json.len() + prev_json.as_ref().map_or(0, Bytes::len);
         let event = Arc::new(StoreEvent {
             rv,
             kind,
             key: key.clone(),
-            object: stored.value,
-            json: stored.json,
-            prev,
+            json,
+            prev_json,
             bytes,
         });
         idx.log.push_back(event.clone());
@@ -586,7 +637,11 @@ impl Store {
         }
         // Sent while the index lock is held, so a consumer that subscribes under the read lock
         // sees each event exactly once: either in the index it reads or from the channel.
-        let _ = self.events.send(event);
+        let _ = self.events.send(Arc::new(Notice {
+            event,
+            object,
+            prev,
+        }));
         self.revision.send_replace(rv);
     }
 
@@ -624,13 +679,13 @@ impl Store {
             .take_while(|(k, _)| {
                 k.resource == resource && namespace.is_none_or(|ns| k.namespace == ns)
             })
-            .map(|(k, s)| (k.clone(), s.value.clone()))
+            .map(|(k, s)| (k.clone(), s.clone()))
             .collect();
         (items, idx.rv)
     }
 
     /// A receiver for every change from now on (for the server's own controllers).
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoreEvent>> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Notice>> {
         self.events.subscribe()
     }
 

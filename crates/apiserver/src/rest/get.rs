@@ -7,13 +7,15 @@ use axum::response::Response;
 
 /// Answers the named object.
 pub fn get(req: &Req, name: &str) -> ApiResult<Response> {
-    let (obj, json) = req
+    let json = req
         .state
         .store
-        .get_encoded(&req.key(name))
+        .get_json(&req.key(name))
         .ok_or_else(|| ApiError::not_found(&req.res.group, &req.res.plural, name))?;
-    if req.encoded(&obj, &json).is_some() {
+    if req.stored_shape().is_some_and(|shape| shape.matches(&json)) {
         return Ok(crate::http::respond_json_bytes(StatusCode::OK, json));
     }
+    let obj: serde_json::Value = serde_json::from_slice(&json)
+        .map_err(|e| ApiError::internal(format!("stored object: {e}")))?;
     Ok(req.respond_object(StatusCode::OK, &obj))
 }

@@ -1,6 +1,6 @@
 //! GET of a collection: selectors, paging (`limit`/`continue`) and Table output.
 
-use super::Req;
+use super::{Req, StoredShape};
 use crate::error::{ApiError, ApiResult};
 use crate::fieldsel::FieldSelector;
 use crate::store::Key;
@@ -9,7 +9,6 @@ use axum::response::Response;
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::{Value, json};
-use std::sync::Arc;
 use tidegate_core::LabelSelector;
 
 /// Label and field selectors of a request.
@@ -38,6 +37,11 @@ impl Selectors {
             && self.fields.matches(obj)
     }
 
+    /// Whether the object with this encoding is selected (decoded only to be matched).
+    pub fn matches_encoded(&self, json: &[u8]) -> bool {
+        serde_json::from_slice::<Value>(json).is_ok_and(|obj| self.matches(&obj))
+    }
+
     /// Whether nothing is filtered.
     pub fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.fields.terms.is_empty()
@@ -61,6 +65,11 @@ fn decode_continue(token: &str, resource: &str) -> ApiResult<(u64, Key)> {
     let start = v.get("start").and_then(Value::as_str).ok_or_else(bad)?;
     let (ns, name) = start.split_once('\u{0}').ok_or_else(bad)?;
     Ok((rv, Key::new(resource, ns, name)))
+}
+
+/// Decodes a stored encoding (written by the store from a value, so it decodes).
+fn decode(json: &[u8]) -> Value {
+    serde_json::from_slice(json).unwrap_or(Value::Null)
 }
 
 /// Lists the collection.
@@ -87,7 +96,7 @@ pub fn list(req: &Req) -> ApiResult<Response> {
         _ => (None, None),
     };
     let ns = req.path.namespace.as_deref().filter(|_| req.res.namespaced);
-    let mut items: Vec<(Arc<Value>, Bytes)> = Vec::new();
+    let mut items: Vec<Bytes> = Vec::new();
     let mut last_key = None;
     let mut more = false;
     let mut remaining = 0usize;
@@ -95,8 +104,8 @@ pub fn list(req: &Req) -> ApiResult<Response> {
     let rv = req
         .state
         .store
-        .visit(&storage, ns, after.as_ref(), |key, obj, json| {
-            if !unfiltered && !sel.matches(obj) {
+        .visit(&storage, ns, after.as_ref(), |key, json| {
+            if !unfiltered && !sel.matches_encoded(json) {
                 return true;
             }
             if let Some(l) = limit {
@@ -108,7 +117,7 @@ pub fn list(req: &Req) -> ApiResult<Response> {
                 }
                 last_key = Some(key.clone());
             }
-            items.push((obj.clone(), json.clone()));
+            items.push(json.clone());
             true
         });
     let list_rv = token_rv.unwrap_or(rv);
@@ -119,10 +128,13 @@ pub fn list(req: &Req) -> ApiResult<Response> {
             meta["remainingItemCount"] = json!(remaining);
         }
     }
-    if req.neg.format == crate::http::Format::Json && !req.neg.table && !req.neg.metadata_only {
-        return Ok(encoded_list(req, &meta, &items));
+    if let Some(shape) = req.stored_shape() {
+        return Ok(encoded_list(req, &shape, &meta, &items));
     }
-    let shown: Vec<Value> = items.iter().map(|(o, _)| req.present(o)).collect();
+    let shown: Vec<Value> = items
+        .iter()
+        .map(|json| req.present(&decode(json)))
+        .collect();
     if req.neg.table {
         let refs: Vec<&Value> = shown.iter().collect();
         let table = crate::table::to_table(
@@ -151,32 +163,13 @@ pub fn list(req: &Req) -> ApiResult<Response> {
     Ok(crate::http::respond(StatusCode::OK, &list, req.neg.format))
 }
 
-/// A JSON list written from the stored encodings: objects stored in the version asked for are
-/// copied as stored, others are presented and serialised. The body is sent as a stream of
+/// A JSON list written from the stored encodings: objects shown as stored are copied, others
+/// are decoded, presented and serialised. The body is sent as a stream of
 /// chunks of about 64 KiB, so a large list costs neither one huge allocation (and its page
 /// faults) nor a copy of every object's value.
-fn encoded_list(req: &Req, meta: &Value, items: &[(Arc<Value>, Bytes)]) -> Response {
+fn encoded_list(req: &Req, shape: &StoredShape, meta: &Value, items: &[Bytes]) -> Response {
     const CHUNK: usize = 64 << 10;
     let api_version = req.res.api_version();
-    // Most encodings start with their apiVersion and kind: reading those bytes (which are
-    // copied next anyway) spares touching each object's value, a cache miss per object.
-    let prefixes = [
-        format!(
-            r#"{{"apiVersion":{},"kind":{},"#,
-            Value::String(api_version.clone()),
-            Value::String(req.res.kind.clone())
-        ),
-        format!(
-            r#"{{"kind":{},"apiVersion":{},"#,
-            Value::String(req.res.kind.clone()),
-            Value::String(api_version.clone())
-        ),
-    ];
-    let as_stored = |obj: &Value, json: &[u8]| {
-        prefixes.iter().any(|p| json.starts_with(p.as_bytes()))
-            || obj.get("kind").and_then(Value::as_str) == Some(req.res.kind.as_str())
-                && obj.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
-    };
     let mut chunks: Vec<Bytes> = Vec::with_capacity(items.len() / 64 + 2);
     let mut buf = Vec::with_capacity(CHUNK);
     buf.extend_from_slice(
@@ -187,14 +180,14 @@ fn encoded_list(req: &Req, meta: &Value, items: &[(Arc<Value>, Bytes)]) -> Respo
         )
         .as_bytes(),
     );
-    for (i, (obj, json)) in items.iter().enumerate() {
+    for (i, json) in items.iter().enumerate() {
         if i > 0 {
             buf.push(b',');
         }
-        if as_stored(obj, json) {
+        if shape.matches(json) {
             buf.extend_from_slice(json);
         } else {
-            buf.extend_from_slice(req.present(obj).to_string().as_bytes());
+            buf.extend_from_slice(req.present(&decode(json)).to_string().as_bytes());
         }
         if buf.len() >= CHUNK {
             chunks.push(Bytes::from(std::mem::replace(

@@ -124,16 +124,21 @@ impl Req {
         Ok(decoded)
     }
 
-    /// The stored encoding `json` of `obj`, when this request presents the object exactly as
-    /// stored (JSON, no Table, the stored version).
-    pub fn encoded<'a>(&self, obj: &Value, json: &'a [u8]) -> Option<&'a [u8]> {
-        let same = !self.neg.metadata_only
-            && !self.neg.table
-            && self.neg.format == crate::http::Format::Json
-            && obj.get("kind").and_then(Value::as_str) == Some(self.res.kind.as_str())
-            && obj.get("apiVersion").and_then(Value::as_str)
-                == Some(self.res.api_version().as_str());
-        same.then_some(json)
+    /// How an encoding must begin for this request to show it as stored (JSON, no Table, the
+    /// stored version); `None` when every object must be presented anew.
+    pub fn stored_shape(&self) -> Option<StoredShape> {
+        if self.neg.metadata_only || self.neg.table || self.neg.format != crate::http::Format::Json
+        {
+            return None;
+        }
+        let kind = Value::String(self.res.kind.clone());
+        let api_version = Value::String(self.res.api_version());
+        Some(StoredShape {
+            prefixes: [
+                format!(r#"{{"kind":{kind},"apiVersion":{api_version},"#).into_bytes(),
+                format!(r#"{{"apiVersion":{api_version},"kind":{kind},"#).into_bytes(),
+            ],
+        })
     }
 
     /// The object as this request's version presents it.
@@ -241,6 +246,19 @@ impl Req {
             return respond(status, &table, self.neg.format);
         }
         respond(status, &shown, self.neg.format)
+    }
+}
+
+/// The first bytes of the encodings a request shows unchanged: its kind and apiVersion (the
+/// store writes them first; objects persisted before it did may have them the other way round).
+pub struct StoredShape {
+    prefixes: [Vec<u8>; 2],
+}
+
+impl StoredShape {
+    /// Whether `json` is shown as it is stored.
+    pub fn matches(&self, json: &[u8]) -> bool {
+        self.prefixes.iter().any(|p| json.starts_with(p))
     }
 }
 

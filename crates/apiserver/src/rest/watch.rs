@@ -1,8 +1,8 @@
 //! Watches: a stream of `{"type": …, "object": …}` lines, started from a resourceVersion, from
 //! the current state, or with `sendInitialEvents`.
 
-use super::Req;
 use super::list::Selectors;
+use super::{Req, StoredShape};
 use crate::error::{ApiError, ApiResult};
 use crate::store::{EventType, StoreEvent};
 use axum::body::Body;
@@ -24,14 +24,17 @@ const BATCH: usize = 64;
 struct Watcher {
     req: Req,
     sel: Selectors,
+    /// How encodings shown as stored begin (`None`: every object is presented anew).
+    shape: Option<StoredShape>,
     storage: String,
     namespace: Option<String>,
     headers_sent: bool,
 }
 
 impl Watcher {
-    fn selects(&self, obj: &Value) -> bool {
-        self.sel.matches(obj)
+    /// Whether the object with this encoding is selected; decoded only when a selector asks.
+    fn selects(&self, json: &[u8]) -> bool {
+        self.sel.is_empty() || self.sel.matches_encoded(json)
     }
 
     fn in_scope(&self, e: &StoreEvent) -> bool {
@@ -47,11 +50,11 @@ impl Watcher {
         if !self.in_scope(e) {
             return None;
         }
-        let was = e.prev.as_deref().is_some_and(|p| self.selects(p));
+        let was = e.prev_json.as_ref().is_some_and(|p| self.selects(p));
         match e.kind {
             EventType::Deleted => was.then_some("DELETED"),
-            EventType::Added => self.selects(&e.object).then_some("ADDED"),
-            EventType::Modified => match (was, self.selects(&e.object)) {
+            EventType::Added => self.selects(&e.json).then_some("ADDED"),
+            EventType::Modified => match (was, self.selects(&e.json)) {
                 (true, true) => Some("MODIFIED"),
                 (false, true) => Some("ADDED"),
                 (true, false) => Some("DELETED"),
@@ -60,15 +63,17 @@ impl Watcher {
         }
     }
 
-    /// An event line for `obj`, from its stored encoding `json` when it is shown as stored.
-    fn line_encoded(&mut self, type_: &str, obj: &Value, json: &[u8]) -> Bytes {
-        let Some(bytes) = self.req.encoded(obj, json) else {
-            return self.line(type_, obj);
-        };
+    /// An event line for the object encoded as `json`: the encoding itself when it is shown as
+    /// stored, else the decoded object presented anew.
+    fn line_encoded(&mut self, type_: &str, json: &[u8]) -> Bytes {
+        if !self.shape.as_ref().is_some_and(|s| s.matches(json)) {
+            let obj: Value = serde_json::from_slice(json).unwrap_or(Value::Null);
+            return self.line(type_, &obj);
+        }
         let head = format!(r#"{{"type":"{type_}","object":"#);
-        let mut out = Vec::with_capacity(head.len() + bytes.len() + 2);
+        let mut out = Vec::with_capacity(head.len() + json.len() + 2);
         out.extend_from_slice(head.as_bytes());
-        out.extend_from_slice(bytes);
+        out.extend_from_slice(json);
         out.extend_from_slice(b"}\n");
         Bytes::from(out)
     }
@@ -168,6 +173,7 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
         (Vec::new(), from)
     };
     let mut w = Watcher {
+        shape: req.stored_shape(),
         req,
         sel,
         storage,
@@ -184,9 +190,9 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
             .checked_add(Duration::from_secs(timeout))
             .unwrap_or_else(|| now + FOREVER);
         let mut last_rv = start_rv;
-        for obj in &initial {
-            if w.selects(obj) {
-                let line = w.line("ADDED", obj);
+        for json in &initial {
+            if w.selects(json) {
+                let line = w.line_encoded("ADDED", json);
                 if tx.send(Ok(line)).await.is_err() {
                     return;
                 }
@@ -211,7 +217,7 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
             for e in events {
                 last_rv = e.rv;
                 if let Some(t) = w.translate(&e) {
-                    let line = w.line_encoded(t, &e.object, &e.json);
+                    let line = w.line_encoded(t, &e.json);
                     tokio::select! {
                         sent = tx.send(Ok(line)) => if sent.is_err() { return; },
                         _ = tokio::time::sleep_until(deadline) => return,
