@@ -118,9 +118,11 @@ fn schedule(
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&key);
-        if let Some(cur) = state.store.get(&key) {
-            owned::sync(&state, &key, &cur);
-        }
+        let annotations = match state.store.get(&key) {
+            Some(cur) => owned::sync(&state, &key, &cur),
+            None => Vec::new(),
+        };
+        // The status and the annotations the controller keeps on the object, in one write.
         let result = state.store.mutate::<StoreError>(&key, |cur| {
             let Some(cur) = cur else {
                 return Ok(Change::Keep);
@@ -128,14 +130,18 @@ fn schedule(
             if meta_str(cur, "deletionTimestamp").is_some() {
                 return Ok(Change::Keep);
             }
-            match desired_status(&key.resource, cur) {
-                Some(status) if cur.get("status") != Some(&status) => {
-                    let mut next = (**cur).clone();
-                    next["status"] = status;
-                    Ok(Change::Put(next))
-                }
-                _ => Ok(Change::Keep),
+            let mut next = (**cur).clone();
+            if let Some(status) = desired_status(&key.resource, cur) {
+                next["status"] = status;
             }
+            for (k, v) in &annotations {
+                next["metadata"]["annotations"][k] = Value::String(v.clone());
+            }
+            Ok(if next == **cur {
+                Change::Keep
+            } else {
+                Change::Put(next)
+            })
         });
         if let Err(e) = result {
             tracing::warn!(error = %e, object = %key.name, "workload simulator");

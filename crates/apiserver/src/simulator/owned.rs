@@ -17,13 +17,17 @@ const REVISION: &str = "deployment.kubernetes.io/revision";
 const HASH_LABEL: &str = "pod-template-hash";
 const REVISION_HASH_LABEL: &str = "controller-revision-hash";
 
-/// Creates or removes what the workload at `key` owns.
-pub fn sync(state: &ServerState, key: &Key, obj: &Value) {
+/// Creates or removes what the workload at `key` owns. Returns the annotations the controller
+/// keeps on the workload itself (a Deployment's revision), written with its status.
+pub fn sync(state: &ServerState, key: &Key, obj: &Value) -> Vec<(String, String)> {
     if meta_str(obj, "deletionTimestamp").is_some() {
-        return;
+        return Vec::new();
     }
+    let mut annotations = Vec::new();
     let result = match key.resource.as_str() {
-        "apps/deployments" => deployment(state, key, obj),
+        "apps/deployments" => deployment(state, key, obj).map(|rev| {
+            annotations.extend(rev.map(|r| (REVISION.to_string(), r)));
+        }),
         "apps/replicasets" => {
             let want = int(obj, "/spec/replicas", 1);
             pods(state, key, obj, want, |_| None, &[])
@@ -36,6 +40,7 @@ pub fn sync(state: &ServerState, key: &Key, obj: &Value) {
     if let Err(e) = result {
         tracing::warn!(error = %e, object = %key.name, "workload simulator");
     }
+    annotations
 }
 
 fn int(obj: &Value, pointer: &str, default: i64) -> i64 {
@@ -175,7 +180,8 @@ fn revision_of(obj: &Value) -> i64 {
         .unwrap_or(0)
 }
 
-fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<(), StoreError> {
+/// Returns the Deployment's revision (its newest ReplicaSet's).
+fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<Option<String>, StoreError> {
     let name = &key.name;
     let ns = &key.namespace;
     let template = dep.pointer("/spec/template");
@@ -227,10 +233,12 @@ fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<(), StoreEr
                     },
                     "ownerReferences": [controller_ref(dep)],
                 },
-                "spec": {"replicas": 0, "selector": selector, "template": t},
+                "spec": {"replicas": replicas, "selector": selector, "template": t},
             });
             let k = Key::new("apps/replicasets", ns, &rs_name);
-            create(state, &k, rs)?;
+            if create(state, &k, rs)? {
+                scaled(state, dep, &rs_name, 0, replicas);
+            }
             k
         }
     };
@@ -245,30 +253,13 @@ fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<(), StoreEr
                 o["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"] =
                     json!(replicas.to_string());
             })?;
-            let verb = if want > had { "up" } else { "down" };
-            events::record(
-                state,
-                dep,
-                Event::normal(
-                    "deployment-controller",
-                    "ScalingReplicaSet",
-                    format!("Scaled {verb} replica set {} from {had} to {want}", k.name),
-                ),
-            );
+            scaled(state, dep, &k.name, had, want);
         }
     }
-    // The Deployment carries its newest revision.
-    if let Some(rev) = state
+    let revision = state
         .store
         .get(&new_key)
-        .map(|rs| revision_of(&rs).to_string())
-    {
-        edit(state, key, |o| {
-            if meta_str(o, "deletionTimestamp").is_none() {
-                o["metadata"]["annotations"][REVISION] = json!(rev);
-            }
-        })?;
-    }
+        .map(|rs| revision_of(&rs).to_string());
     // Old ReplicaSets beyond the history limit go, oldest first.
     let limit = usize::try_from(int(dep, "/spec/revisionHistoryLimit", 10)).unwrap_or(0);
     let mut old: Vec<_> = sets
@@ -281,7 +272,20 @@ fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<(), StoreEr
             remove(state, k);
         }
     }
-    Ok(())
+    Ok(revision)
+}
+
+fn scaled(state: &ServerState, dep: &Value, rs: &str, from: i64, to: i64) {
+    let verb = if to > from { "up" } else { "down" };
+    events::record(
+        state,
+        dep,
+        Event::normal(
+            "deployment-controller",
+            "ScalingReplicaSet",
+            format!("Scaled {verb} replica set {rs} from {from} to {to}"),
+        ),
+    );
 }
 
 /// Makes `want` Pods from the owner's template exist. `name_of(i)` names the i-th Pod (None:
