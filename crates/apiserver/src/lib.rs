@@ -32,6 +32,7 @@ mod jsonpatch;
 pub mod listen;
 mod objects;
 mod openapi;
+mod printers;
 pub mod protobuf;
 pub mod registry;
 mod rest;

@@ -1,5 +1,6 @@
-//! `meta.k8s.io/v1` Table output for `kubectl get`: NAME and AGE for every kind, a few familiar
-//! columns for common built-ins, and a CRD's `additionalPrinterColumns`.
+//! `meta.k8s.io/v1` Table output for `kubectl get`: the columns of kube-apiserver's printers
+//! for built-in kinds ([`crate::printers`]), a CRD's `additionalPrinterColumns`, NAME and AGE
+//! otherwise.
 
 use serde_json::{Value, json};
 use tidegate_schema::ResourceInfo;
@@ -61,12 +62,13 @@ pub fn human_duration(seconds: i64) -> String {
     format!("{}y", hours / 24 / 365)
 }
 
-fn age(obj: &Value) -> String {
+/// The Age cell: the time since the object was created.
+pub(crate) fn age(obj: &Value) -> String {
     since(obj.pointer("/metadata/creationTimestamp"))
 }
 
 /// A timestamp cell as kube-apiserver renders `date` columns: the time since, or `<unknown>`.
-fn since(ts: Option<&Value>) -> String {
+pub(crate) fn since(ts: Option<&Value>) -> String {
     let Some(ts) = ts.and_then(Value::as_str) else {
         return "<unknown>".into();
     };
@@ -118,111 +120,6 @@ pub fn json_path<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
     Some(cur)
 }
 
-struct Column {
-    name: &'static str,
-    type_: &'static str,
-    format: &'static str,
-    cell: fn(&Value) -> Value,
-}
-
-fn count_keys(v: Option<&Value>) -> usize {
-    v.and_then(Value::as_object).map_or(0, |m| m.len())
-}
-
-fn int_at(obj: &Value, p: &str) -> i64 {
-    obj.pointer(p).and_then(Value::as_i64).unwrap_or(0)
-}
-
-fn builtin_columns(r: &ResourceInfo) -> Vec<Column> {
-    match (r.group.as_str(), r.plural.as_str()) {
-        ("", "namespaces") => vec![Column {
-            name: "Status",
-            type_: "string",
-            format: "",
-            cell: |o| {
-                json!(
-                    o.pointer("/status/phase")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                )
-            },
-        }],
-        ("", "configmaps") => vec![Column {
-            name: "Data",
-            type_: "integer",
-            format: "",
-            cell: |o| json!(count_keys(o.get("data")) + count_keys(o.get("binaryData"))),
-        }],
-        ("", "secrets") => vec![
-            Column {
-                name: "Type",
-                type_: "string",
-                format: "",
-                cell: |o| json!(o.get("type").and_then(Value::as_str).unwrap_or("")),
-            },
-            Column {
-                name: "Data",
-                type_: "integer",
-                format: "",
-                cell: |o| json!(count_keys(o.get("data"))),
-            },
-        ],
-        ("", "serviceaccounts") => vec![Column {
-            name: "Secrets",
-            type_: "string",
-            format: "",
-            cell: |o| {
-                json!(
-                    o.get("secrets")
-                        .and_then(Value::as_array)
-                        .map_or(0, Vec::len)
-                )
-            },
-        }],
-        ("apps", "deployments") => vec![
-            Column {
-                name: "Ready",
-                type_: "string",
-                format: "",
-                cell: |o| {
-                    json!(format!(
-                        "{}/{}",
-                        int_at(o, "/status/readyReplicas"),
-                        o.pointer("/spec/replicas")
-                            .and_then(Value::as_i64)
-                            .unwrap_or(1)
-                    ))
-                },
-            },
-            Column {
-                name: "Up-to-date",
-                type_: "integer",
-                format: "",
-                cell: |o| json!(int_at(o, "/status/updatedReplicas")),
-            },
-            Column {
-                name: "Available",
-                type_: "integer",
-                format: "",
-                cell: |o| json!(int_at(o, "/status/availableReplicas")),
-            },
-        ],
-        ("apiextensions.k8s.io", "customresourcedefinitions") => vec![Column {
-            name: "Created At",
-            type_: "date",
-            format: "",
-            cell: |o| {
-                json!(
-                    o.pointer("/metadata/creationTimestamp")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                )
-            },
-        }],
-        _ => Vec::new(),
-    }
-}
-
 /// Converts objects into a Table. `include_object` is `None`, `Metadata` or `Object`;
 /// `headers` false omits the column definitions (later events of a watch).
 pub fn to_table(
@@ -232,55 +129,41 @@ pub fn to_table(
     include_object: &str,
     headers: bool,
 ) -> Value {
-    let mut columns = vec![json!({
-        "name": "Name", "type": "string", "format": "name", "priority": 0,
-        "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-    })];
-    let builtin = builtin_columns(r);
-    let crd_age_last = r.custom;
-    for c in &builtin {
-        columns.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": "", "priority": 0}));
-    }
-    for c in &r.printer_columns {
-        columns.push(json!({
-            "name": c.name, "type": c.type_, "format": c.format,
-            "description": c.description, "priority": c.priority,
-        }));
-    }
-    let custom_has_age = r
-        .printer_columns
-        .iter()
-        .any(|c| c.name.eq_ignore_ascii_case("age"));
-    let is_crd_list = r.group == "apiextensions.k8s.io" && r.plural == "customresourcedefinitions";
-    if !(is_crd_list || crd_age_last && custom_has_age) {
-        columns.push(json!({
-            "name": "Age", "type": "string", "format": "", "priority": 0,
-            "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-        }));
-    }
+    let printer = (!r.custom)
+        .then(|| crate::printers::columns(&r.group, &r.kind))
+        .flatten();
+    let (columns, cells): (Vec<Value>, Cells<'_>) = match &printer {
+        Some(cols) => (
+            cols.iter()
+                .map(|c| {
+                    let description = match c.name {
+                        "Name" if c.format == "name" => crate::printers::NAME_DESCRIPTION,
+                        "Age" => crate::printers::AGE_DESCRIPTION,
+                        _ => "",
+                    };
+                    json!({"name": c.name, "type": c.type_, "format": c.format,
+                        "description": description, "priority": c.priority})
+                })
+                .collect(),
+            Box::new(move |o: &Value| cols.iter().map(|c| (c.cell)(o)).collect()),
+        ),
+        None => custom_columns(r),
+    };
     let rows: Vec<Value> = objects
         .iter()
         .map(|o| {
-            let mut cells = vec![json!(
-                o.pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-            )];
-            for c in &builtin {
-                cells.push((c.cell)(o));
-            }
-            for c in &r.printer_columns {
-                let v = json_path(o, &c.json_path);
-                if c.type_ == "date" {
-                    cells.push(json!(since(v)));
-                } else {
-                    cells.push(v.cloned().unwrap_or(Value::Null));
+            let mut row = json!({"cells": cells(o)});
+            if r.group.is_empty() && r.kind == "Pod" {
+                let completed = match o.pointer("/status/phase").and_then(Value::as_str) {
+                    Some("Succeeded") => Some(("Succeeded", "The pod has completed successfully.")),
+                    Some("Failed") => Some(("Failed", "The pod failed.")),
+                    _ => None,
+                };
+                if let Some((reason, message)) = completed {
+                    row["conditions"] = json!([{"type": "Completed", "status": "True",
+                        "reason": reason, "message": message}]);
                 }
             }
-            if !(is_crd_list || crd_age_last && custom_has_age) {
-                cells.push(json!(age(o)));
-            }
-            let mut row = json!({"cells": cells});
             match include_object {
                 "None" => {}
                 "Object" => row["object"] = (*o).clone(),
@@ -307,6 +190,65 @@ pub fn to_table(
     }
     table["rows"] = Value::Array(rows);
     table
+}
+
+type Cells<'a> = Box<dyn Fn(&Value) -> Vec<Value> + 'a>;
+
+/// Columns of kinds without a printer: NAME, a CRD's `additionalPrinterColumns` (a
+/// CustomResourceDefinition's own table: Created At), then AGE unless a column already is one.
+fn custom_columns(r: &ResourceInfo) -> (Vec<Value>, Cells<'_>) {
+    let is_crd_list = r.group == "apiextensions.k8s.io" && r.plural == "customresourcedefinitions";
+    let has_age = r
+        .printer_columns
+        .iter()
+        .any(|c| c.name.eq_ignore_ascii_case("age"));
+    let with_age = !(is_crd_list || r.custom && has_age);
+    let mut columns = vec![json!({
+        "name": "Name", "type": "string", "format": "name", "priority": 0,
+        "description": crate::printers::NAME_DESCRIPTION,
+    })];
+    if is_crd_list {
+        columns.push(json!({"name": "Created At", "type": "date", "format": "", "description": "", "priority": 0}));
+    }
+    for c in &r.printer_columns {
+        columns.push(json!({
+            "name": c.name, "type": c.type_, "format": c.format,
+            "description": c.description, "priority": c.priority,
+        }));
+    }
+    if with_age {
+        columns.push(
+            json!({"name": "Age", "type": "string", "format": "", "priority": 0,
+            "description": crate::printers::AGE_DESCRIPTION}),
+        );
+    }
+    let cells = move |o: &Value| {
+        let mut cells = vec![json!(
+            o.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        )];
+        if is_crd_list {
+            cells.push(json!(
+                o.pointer("/metadata/creationTimestamp")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            ));
+        }
+        for c in &r.printer_columns {
+            let v = json_path(o, &c.json_path);
+            if c.type_ == "date" {
+                cells.push(json!(since(v)));
+            } else {
+                cells.push(v.cloned().unwrap_or(Value::Null));
+            }
+        }
+        if with_age {
+            cells.push(json!(age(o)));
+        }
+        cells
+    };
+    (columns, Box::new(cells))
 }
 
 #[cfg(test)]

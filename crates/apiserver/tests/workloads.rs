@@ -439,3 +439,90 @@ async fn stateful_sets_daemon_sets_and_jobs() {
     let nodes = t.ok(&["get", "nodes", "-o", "name"]);
     assert_eq!(nodes.trim(), "node/tidegate");
 }
+
+/// `kubectl get` prints each kind with kube-apiserver's printer columns.
+#[tokio::test(flavor = "multi_thread")]
+async fn tables_print_as_a_cluster_does() {
+    let t = start().await;
+    t.ok_stdin(&["apply", "-f", "-"], OBJECTS);
+    t.ok(&["rollout", "status", "deploy/web", "--timeout=20s"]);
+    t.ok(&[
+        "wait",
+        "--for=condition=complete",
+        "job/once",
+        "--timeout=20s",
+    ]);
+    let header = |args: &[&str]| -> Vec<String> {
+        let out = t.ok(args);
+        out.lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let expect = [
+        (vec!["get", "pods"], "NAME READY STATUS RESTARTS AGE"),
+        (
+            vec!["get", "pods", "-o", "wide"],
+            "NAME READY STATUS RESTARTS AGE IP NODE NOMINATED NODE READINESS GATES",
+        ),
+        (vec!["get", "deploy"], "NAME READY UP-TO-DATE AVAILABLE AGE"),
+        (
+            vec!["get", "deploy", "-o", "wide"],
+            "NAME READY UP-TO-DATE AVAILABLE AGE CONTAINERS IMAGES SELECTOR",
+        ),
+        (vec!["get", "rs"], "NAME DESIRED CURRENT READY AGE"),
+        (
+            vec!["get", "svc"],
+            "NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE",
+        ),
+        (vec!["get", "jobs"], "NAME STATUS COMPLETIONS DURATION AGE"),
+        (
+            vec!["get", "events"],
+            "LAST SEEN TYPE REASON OBJECT MESSAGE",
+        ),
+        (vec!["get", "nodes"], "NAME STATUS ROLES AGE VERSION"),
+        (vec!["get", "netpol"], "NAME POD-SELECTOR AGE"),
+        (
+            vec!["get", "rolebinding", "-o", "wide"],
+            "NAME ROLE AGE USERS GROUPS SERVICEACCOUNTS",
+        ),
+        (vec!["get", "ns"], "NAME STATUS AGE"),
+    ];
+    for (args, want) in expect {
+        assert_eq!(header(&args).join(" "), want, "kubectl {args:?}");
+    }
+    let row = |args: &[&str], name: &str| -> Vec<String> {
+        let out = t.ok(args);
+        out.lines()
+            .find(|l| l.split_whitespace().any(|c| c == name))
+            .unwrap_or_else(|| panic!("{name} in {out}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let svc = row(&["get", "svc", "edge"], "edge");
+    assert_eq!(svc[1], "NodePort");
+    assert!(
+        svc[4].starts_with("443:3") && svc[4].ends_with("/TCP"),
+        "{svc:?}"
+    );
+    let deploy = row(&["get", "deploy", "web", "-o", "wide"], "web");
+    assert_eq!(&deploy[1..4], ["1/1", "1", "1"]);
+    assert_eq!(&deploy[5..], ["web", "nginx:1.27", "app=web"]);
+    let job = row(&["get", "job", "once"], "once");
+    assert_eq!(&job[1..3], ["Complete", "1/1"]);
+    let pod = row(&["get", "pods", "-l", "job-name=once"], "Completed");
+    assert_eq!(&pod[1..4], ["0/1", "Completed", "0"]);
+    let rb = row(&["get", "rolebinding", "rb", "-o", "wide"], "rb");
+    assert_eq!(&rb[1..2], ["ClusterRole/view"]);
+    assert_eq!(&rb[3..], ["alice", "default/robot"]);
+    let node = row(&["get", "nodes"], "tidegate");
+    assert_eq!(&node[1..3], ["Ready", "control-plane"]);
+    let events = t.ok(&["get", "events"]);
+    assert!(
+        events.contains("ScalingReplicaSet") && events.contains("deployment/web"),
+        "{events}"
+    );
+}
