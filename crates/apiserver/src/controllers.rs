@@ -38,10 +38,13 @@ fn log_err<T>(what: &str, r: Result<T, crate::error::ApiError>) {
 fn resync(state: &ServerState) {
     let (namespaces, _) = state.store.list(NAMESPACES, None, None);
     for (_, ns) in namespaces {
-        if meta_str(&ns, "deletionTimestamp").is_some()
-            && let Some(name) = meta_str(&ns, "name")
-        {
+        let Some(name) = meta_str(&ns, "name") else {
+            continue;
+        };
+        if meta_str(&ns, "deletionTimestamp").is_some() {
             namespace_cleanup(state, name, true);
+        } else {
+            namespace_defaults(state, name);
         }
     }
     let (crds, _) = state.store.list(CRDS, None, None);
@@ -53,10 +56,45 @@ fn resync(state: &ServerState) {
     }
 }
 
+/// What kube-controller-manager puts in every namespace: the `default` ServiceAccount and the
+/// `kube-root-ca.crt` ConfigMap holding the cluster CA.
+pub(crate) fn namespace_defaults(state: &ServerState, ns: &str) {
+    let objects = [
+        (
+            Key::new("/serviceaccounts", ns, "default"),
+            serde_json::json!({"kind": "ServiceAccount", "apiVersion": "v1",
+                "metadata": {"name": "default", "namespace": ns}}),
+        ),
+        (
+            Key::new("/configmaps", ns, "kube-root-ca.crt"),
+            serde_json::json!({"kind": "ConfigMap", "apiVersion": "v1",
+                "metadata": {"name": "kube-root-ca.crt", "namespace": ns,
+                    "annotations": {"kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."}},
+                "data": {"ca.crt": state.ca_pem}}),
+        ),
+    ];
+    for (key, mut obj) in objects {
+        let result = state.store.mutate::<crate::store::StoreError>(&key, |cur| {
+            if cur.is_some() {
+                return Ok(Change::Keep);
+            }
+            obj["metadata"]["uid"] = serde_json::json!(uuid::Uuid::new_v4().to_string());
+            obj["metadata"]["creationTimestamp"] = serde_json::json!(objects::now());
+            Ok(Change::Put(obj.clone()))
+        });
+        if let Err(e) = result {
+            tracing::warn!(error = %e, namespace = ns, "namespace defaults");
+        }
+    }
+}
+
 fn handle(state: &ServerState, e: &Notice) {
     let obj = &e.object;
     let deleting = meta_str(obj, "deletionTimestamp").is_some();
     // Namespaces.
+    if e.key.resource == NAMESPACES && e.kind == EventType::Added && !deleting {
+        namespace_defaults(state, &e.key.name);
+    }
     if e.key.resource == NAMESPACES && e.kind != EventType::Deleted && deleting {
         namespace_cleanup(
             state,

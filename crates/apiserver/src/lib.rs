@@ -16,6 +16,7 @@
 #![allow(clippy::result_large_err)]
 
 mod allocate;
+pub mod auth;
 mod controllers;
 mod crd_schema;
 pub mod defaults;
@@ -32,6 +33,7 @@ mod jsonpatch;
 pub mod listen;
 mod objects;
 mod openapi;
+mod openapi_proto;
 mod printers;
 pub mod protobuf;
 pub mod registry;

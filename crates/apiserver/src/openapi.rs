@@ -90,6 +90,8 @@ fn definitions_for(resources: &[&ResourceInfo]) -> Map<String, Value> {
         "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
         "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
         "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
+        // The body of every `scale` subresource.
+        "io.k8s.api.autoscaling.v1.Scale",
     ] {
         todo.push(extra.to_string());
     }
@@ -260,12 +262,7 @@ fn paths_for(resources: &[&ResourceInfo], v3: bool) -> Map<String, Value> {
 /// The OpenAPI v2 document of everything served.
 pub fn v2(cat: &Catalogue) -> Value {
     let resources: Vec<&ResourceInfo> = cat.resources.iter().map(|r| r.as_ref()).collect();
-    let mut defs = definitions_for(&resources);
-    if !defs.contains_key("io.k8s.api.autoscaling.v1.Scale")
-        && let Some(d) = builtin_definitions().get("io.k8s.api.autoscaling.v1.Scale")
-    {
-        defs.insert("io.k8s.api.autoscaling.v1.Scale".into(), d.clone());
-    }
+    let defs = definitions_for(&resources);
     json!({
         "swagger": "2.0",
         "info": {"title": "Kubernetes", "version": crate::server::GIT_VERSION},

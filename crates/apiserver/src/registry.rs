@@ -5,6 +5,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use tidegate_schema::ResourceInfo;
 
+/// Subresources of built-in kinds served besides every `status` and `scale`, as `(plural,
+/// subresource)`; the rest of Kubernetes' list (`pods/exec`, `services/proxy`, …) is neither
+/// served nor advertised.
+const SERVED_SUBRESOURCES: &[(&str, &str)] = &[
+    ("serviceaccounts", "token"),
+    ("pods", "log"),
+    ("pods", "eviction"),
+    ("pods", "binding"),
+];
+
 /// An immutable view of every served resource.
 #[derive(Default)]
 pub struct Catalogue {
@@ -46,7 +56,18 @@ pub fn version_priority(v: &str) -> (u8, u32, u32) {
 
 impl Catalogue {
     fn rebuild(builtin: &[ResourceInfo], crds: HashMap<String, Vec<Arc<ResourceInfo>>>) -> Self {
-        let mut resources: Vec<Arc<ResourceInfo>> = builtin.iter().cloned().map(Arc::new).collect();
+        let mut resources: Vec<Arc<ResourceInfo>> = builtin
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                // What is not served is not advertised.
+                r.subresources.retain(|s| {
+                    matches!(s.name.as_str(), "status" | "scale")
+                        || SERVED_SUBRESOURCES.contains(&(r.plural.as_str(), s.name.as_str()))
+                });
+                Arc::new(r)
+            })
+            .collect();
         let mut custom: Vec<Arc<ResourceInfo>> = crds.values().flatten().cloned().collect();
         custom.sort_by(|a, b| {
             a.group

@@ -22,6 +22,10 @@ pub enum Route {
         /// Version.
         version: String,
     },
+    /// `/.well-known/openid-configuration`: the service account issuer's discovery document
+    OidcDiscovery,
+    /// `/openid/v1/jwks`: the keys that sign service account tokens
+    Jwks,
     /// `/openapi/v2`
     OpenApiV2,
     /// `/openapi/v3`
@@ -73,6 +77,8 @@ pub fn parse(path: &str) -> Option<Route> {
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     match s.as_slice() {
         ["version"] => return Some(Route::Version),
+        [".well-known", "openid-configuration"] => return Some(Route::OidcDiscovery),
+        ["openid", "v1", "jwks"] => return Some(Route::Jwks),
         ["metrics"] => return Some(Route::Metrics),
         [h, ..] if matches!(*h, "healthz" | "livez" | "readyz") => return Some(Route::Health),
         ["api"] => return Some(Route::CoreVersions),

@@ -61,6 +61,9 @@ pub enum ServeError {
     /// Credentials could not be made.
     #[error("{0}")]
     Tls(#[from] TlsError),
+    /// The service account signing key could not be loaded or made.
+    #[error("{0}")]
+    Issuer(#[from] crate::auth::tokens::IssuerError),
     /// Listening or the data directory failed.
     #[error("{what}: {source}")]
     Io {
@@ -78,6 +81,10 @@ pub struct ServerState {
     /// What is served.
     pub registry: Registry,
     token: String,
+    /// Signs and verifies service account tokens.
+    pub issuer: crate::auth::tokens::Issuer,
+    /// The cluster CA certificate (PEM), published in every namespace's `kube-root-ca.crt`.
+    pub ca_pem: String,
     /// Requests served, for benchmarks and `/metrics`.
     pub requests: AtomicU64,
     /// Structured-merge schemas per resource version.
@@ -85,6 +92,11 @@ pub struct ServerState {
 }
 
 impl ServerState {
+    /// The admin bearer token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     /// Serves (or stops serving) the resources a CRD declares.
     pub fn sync_crd(&self, crd: &Value, deleted: bool) {
         let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) else {
@@ -146,10 +158,13 @@ impl ApiServer {
             Store::open(config.data_dir.as_deref())?.with_log_limits(config.watch_history),
         );
         let credentials = tls::load_or_create(config.data_dir.as_deref())?;
+        let issuer = crate::auth::tokens::Issuer::load_or_create(config.data_dir.as_deref())?;
         let state = Arc::new(ServerState {
             store,
             registry: Registry::new(),
             token: credentials.token.clone(),
+            issuer,
+            ca_pem: credentials.ca_pem.clone(),
             requests: AtomicU64::new(0),
             types: Default::default(),
         });
@@ -236,6 +251,7 @@ fn bootstrap(state: &ServerState) {
                 "status": {"phase": "Active"},
             })))
         });
+        crate::controllers::namespace_defaults(state, ns);
     }
     let ip = crate::allocate::KUBERNETES_SERVICE_IP;
     let node = crate::simulator::NODE_NAME;
@@ -290,21 +306,6 @@ fn bootstrap(state: &ServerState) {
     }
 }
 
-fn authorized(state: &ServerState, req: &Request<Body>) -> bool {
-    let Some(h) = req.headers().get(header::AUTHORIZATION) else {
-        return false;
-    };
-    let Ok(s) = h.to_str() else { return false };
-    match s.strip_prefix("Bearer ") {
-        Some(t) => constant_time_eq(t.trim().as_bytes(), state.token.as_bytes()),
-        None => false,
-    }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 fn version_body() -> Value {
     json!({
         "major": "1",
@@ -351,15 +352,59 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
         }
         _ => {}
     }
-    if !authorized(state, &req) {
+    let Some(user) = crate::auth::authenticate(state, req.headers()) else {
         return Err(ApiError::unauthorized());
-    }
+    };
     let neg = negotiate(req.headers());
     let cat = state.registry.snapshot();
     let Some(route) = route else {
         return Err(ApiError::not_found_path());
     };
-    let discovery_json = |v: &Value| respond(StatusCode::OK, v, http::Format::Json);
+    // Discovery and OpenAPI documents carry an ETag of their content; a client that sends it
+    // back (`If-None-Match`) gets 304 and keeps its copy. Hashed OpenAPI v3 documents
+    // (`?hash=`) may be cached for good, as kube-apiserver lets them.
+    let if_none_match = req
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let immutable = req.uri().query().is_some_and(|q| q.contains("hash="));
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let discovery_json = |v: &Value| {
+        let body = v.to_string();
+        let digest = ring::digest::digest(&ring::digest::SHA512, body.as_bytes());
+        let etag: String = digest.as_ref()[..16]
+            .iter()
+            .map(|b| format!("{b:02X}"))
+            .collect();
+        let etag = format!("\"{etag}\"");
+        let mut resp = if if_none_match.as_deref() == Some(etag.as_str()) {
+            StatusCode::NOT_MODIFIED.into_response()
+        } else {
+            let mut r = (StatusCode::OK, body).into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            r
+        };
+        if let Ok(v) = HeaderValue::from_str(&etag) {
+            resp.headers_mut().insert(header::ETAG, v);
+        }
+        let cache = if immutable {
+            "public, immutable"
+        } else {
+            "no-cache, private"
+        };
+        resp.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+        resp
+    };
     match route {
         Route::CoreVersions | Route::Groups => {
             let core = route == Route::CoreVersions;
@@ -391,14 +436,26 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
                 .map(|v| discovery_json(&v))
                 .ok_or_else(ApiError::not_found_path)
         }
+        Route::OidcDiscovery => Ok(discovery_json(&state.issuer.discovery())),
+        Route::Jwks => {
+            let mut resp = discovery_json(&state.issuer.jwks());
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/jwk-set+json"),
+            );
+            Ok(resp)
+        }
         Route::OpenApiV2 => {
+            if accept.contains("proto-openapi.spec.v2") {
+                let body = crate::openapi_proto::encode(&crate::openapi::v2(&cat));
+                let mut resp = (StatusCode::OK, body).into_response();
+                resp.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(crate::openapi_proto::CONTENT_TYPE),
+                );
+                return Ok(resp);
+            }
             if neg.unacceptable {
-                let accept = req
-                    .headers()
-                    .get(header::ACCEPT)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_string();
                 return Err(ApiError::not_acceptable(&accept));
             }
             Ok(discovery_json(&crate::openapi::v2(&cat)))
@@ -418,12 +475,6 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
                 return Err(ApiError::not_found_path());
             };
             if neg.unacceptable {
-                let accept = req
-                    .headers()
-                    .get(header::ACCEPT)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_string();
                 return Err(ApiError::not_acceptable(&accept));
             }
             let (parts, body) = req.into_parts();
@@ -435,6 +486,7 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
                 headers: parts.headers,
                 warnings: Default::default(),
                 neg,
+                user,
             };
             crate::rest::handle(r, parts.method, body).await
         }

@@ -96,7 +96,7 @@ fn read(path: &Path) -> Result<Option<String>, TlsError> {
     }
 }
 
-fn write_private(path: &Path, contents: &str) -> Result<(), TlsError> {
+pub(crate) fn write_private(path: &Path, contents: &str) -> Result<(), TlsError> {
     let io = |e| TlsError::Io {
         path: path.display().to_string(),
         source: e,

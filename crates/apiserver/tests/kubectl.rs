@@ -422,3 +422,30 @@ async fn lists_show_the_version_asked_for() {
     assert_eq!(one["apiVersion"], "autoscaling/v1");
     assert_eq!(one["kind"], "HorizontalPodAutoscaler");
 }
+
+/// `/openapi/v2` as protobuf: kubectl's OpenAPI v2 paths (explain's plaintext-openapiv2, and
+/// validation of kinds without a PATCH operation) read it.
+#[tokio::test(flavor = "multi_thread")]
+async fn openapi_v2_protobuf() {
+    let t = common::start().await;
+    let out = t.ok(&[
+        "explain",
+        "deployment.spec.strategy",
+        "--output=plaintext-openapiv2",
+    ]);
+    assert!(out.contains("KIND:     Deployment"), "{out}");
+    assert!(out.contains("rollingUpdate\t<Object>"), "{out}");
+    let out = t.ok(&[
+        "explain",
+        "pods.spec.containers.ports",
+        "--output=plaintext-openapiv2",
+    ]);
+    assert!(out.contains("containerPort\t<integer>"), "{out}");
+    // A create-only kind validates against it (kubectl looks for its PATCH operation).
+    let review = t.ok_stdin(
+        &["create", "-f", "-", "-o", "jsonpath={.status.allowed}"],
+        r#"{"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {"verb": "get", "resource": "pods"}}}"#,
+    );
+    assert_eq!(review, "true");
+}

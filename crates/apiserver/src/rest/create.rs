@@ -10,6 +10,9 @@ use axum::response::Response;
 pub fn create(req: &Req, body: &[u8]) -> ApiResult<Response> {
     let mut obj = req.decode_body(body)?;
     req.check_fields(&mut obj, Some(body), true)?;
+    if let Some(answer) = crate::auth::review::answer(req, obj.clone()) {
+        return answer;
+    }
     let stored = write::create(req, obj, write::Tracking::Update)?;
     Ok(req.respond_object(StatusCode::CREATED, &stored))
 }

@@ -15,6 +15,13 @@ struct DeleteOptions {
     dry_run: bool,
 }
 
+impl DeleteOptions {
+    /// Whether a dry run left the object waiting for its finalizers (answered as an object).
+    fn held_by_finalizers(&self, obj: &Value) -> bool {
+        self.dry_run && !objects::finalizers(obj).is_empty()
+    }
+}
+
 fn options(req: &Req, body: &[u8]) -> ApiResult<DeleteOptions> {
     let opts = req.decode_options(body, "DeleteOptions")?;
     let mut propagation = Propagation::Background;
@@ -62,11 +69,41 @@ pub fn delete(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> {
     let obj = out
         .object
         .ok_or_else(|| ApiError::not_found(&req.res.group, &req.res.plural, name))?;
+    let gone = req.state.store.get(&req.key(name)).is_none();
     if out.written {
-        let gone = req.state.store.get(&req.key(name)).is_none();
         crate::hooks::after_write(&req.state, &req.res, &obj, gone);
     }
+    if (gone || o.dry_run) && !returns_deleted_object(req) && !o.held_by_finalizers(&obj) {
+        let mut details = json!({"name": name, "kind": req.res.plural});
+        if !req.res.group.is_empty() {
+            details["group"] = json!(req.res.group);
+        }
+        if let Some(uid) = obj.pointer("/metadata/uid") {
+            details["uid"] = uid.clone();
+        }
+        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+            "status": "Success", "details": details});
+        return Ok(crate::http::respond(
+            StatusCode::OK,
+            &status,
+            req.neg.format,
+        ));
+    }
     Ok(req.respond_object(StatusCode::OK, &obj))
+}
+
+/// Whether a completed DELETE answers the deleted object (kube-apiserver's registries with
+/// `ReturnDeletedObject`) rather than a `Status`.
+fn returns_deleted_object(req: &Req) -> bool {
+    req.res.custom
+        || matches!(
+            (req.res.group.as_str(), req.res.plural.as_str()),
+            (
+                "",
+                "pods" | "serviceaccounts" | "services" | "namespaces" | "nodes"
+            ) | ("storage.k8s.io", "storageclasses")
+                | ("apiextensions.k8s.io", "customresourcedefinitions")
+        )
 }
 
 /// Deletes every object of the collection that the selectors match; answers the list of

@@ -5,6 +5,7 @@ mod delete;
 mod get;
 mod list;
 mod patch;
+mod pods;
 mod scale;
 mod update;
 mod watch;
@@ -40,6 +41,8 @@ pub struct Req {
     pub warnings: std::sync::Mutex<Vec<String>>,
     /// What the client accepts.
     pub neg: Negotiated,
+    /// Who sent the request.
+    pub user: crate::auth::UserInfo,
 }
 
 impl Req {
@@ -346,6 +349,19 @@ pub async fn handle(req: Req, method: Method, body: Body) -> ApiResult<Response>
         }
         ("GET", Some(name), Some("status")) => get::get(&req, &name),
         ("GET", Some(name), Some("scale")) => scale::get(&req, &name),
+        ("GET", Some(name), Some("log")) => pods::log(&req, &name),
+        ("POST", Some(name), Some("eviction")) => {
+            let body = crate::http::read_body(body).await?;
+            off_executor(move || pods::eviction(&req, &name, &body)).await
+        }
+        ("POST", Some(name), Some("binding")) => {
+            let body = crate::http::read_body(body).await?;
+            off_executor(move || pods::binding(&req, &name, &body)).await
+        }
+        ("POST", Some(name), Some("token")) => {
+            let body = crate::http::read_body(body).await?;
+            off_executor(move || crate::auth::review::token_request(&req, &name, &body)).await
+        }
         ("POST", None, None) => {
             require_verb(&req.res, "create")?;
             let body = crate::http::read_body(body).await?;

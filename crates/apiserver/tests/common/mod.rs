@@ -6,6 +6,9 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use tidegate_apiserver::{ApiServer, Config};
 
+/// The ConfigMap every namespace holds (the cluster CA), as on a real cluster.
+pub const ROOT_CA: &str = "kube-root-ca.crt";
+
 pub struct TestServer {
     pub server: ApiServer,
     pub dir: tempfile::TempDir,

@@ -1,0 +1,96 @@
+//! Who a request comes from, and the review APIs that ask about it. Authentication: the admin
+//! bearer token (user `admin`, group `system:masters`), or a service account token this
+//! server issued (for a service account that still exists with the same uid). Authorization
+//! today allows every authenticated request; the review APIs report exactly that.
+
+pub mod review;
+pub mod tokens;
+
+use crate::server::ServerState;
+use crate::store::Key;
+use axum::http::{HeaderMap, header};
+use serde_json::{Value, json};
+
+/// The admin's user name.
+pub const ADMIN_USER: &str = "admin";
+
+/// An authenticated user, as `UserInfo` in the authentication API.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserInfo {
+    /// User name (`system:serviceaccount:<ns>:<name>` for service accounts).
+    pub username: String,
+    /// The user's uid, if any.
+    pub uid: String,
+    /// Groups.
+    pub groups: Vec<String>,
+    /// Extra attributes.
+    pub extra: Value,
+}
+
+impl UserInfo {
+    /// The admin, holder of the server's token.
+    pub fn admin() -> UserInfo {
+        UserInfo {
+            username: ADMIN_USER.into(),
+            uid: String::new(),
+            groups: vec!["system:masters".into(), "system:authenticated".into()],
+            extra: json!({}),
+        }
+    }
+
+    /// Its JSON form.
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({"username": self.username, "groups": self.groups});
+        if !self.uid.is_empty() {
+            v["uid"] = json!(self.uid);
+        }
+        if self.extra.as_object().is_some_and(|m| !m.is_empty()) {
+            v["extra"] = self.extra.clone();
+        }
+        v
+    }
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// The user a bearer token stands for.
+pub fn user_of_token(state: &ServerState, token: &str) -> Option<UserInfo> {
+    if constant_time_eq(token.as_bytes(), state.token().as_bytes()) {
+        return Some(UserInfo::admin());
+    }
+    let claims = state.issuer.verify(token, now())?;
+    // A token stops working when its service account is deleted (or replaced).
+    let sa = state.store.get(&Key::new(
+        "/serviceaccounts",
+        &claims.namespace,
+        &claims.name,
+    ))?;
+    if !claims.uid.is_empty()
+        && sa.pointer("/metadata/uid").and_then(Value::as_str) != Some(claims.uid.as_str())
+    {
+        return None;
+    }
+    Some(UserInfo {
+        username: format!("system:serviceaccount:{}:{}", claims.namespace, claims.name),
+        uid: claims.uid,
+        groups: vec![
+            "system:serviceaccounts".into(),
+            format!("system:serviceaccounts:{}", claims.namespace),
+            "system:authenticated".into(),
+        ],
+        extra: json!({}),
+    })
+}
+
+/// The user a request authenticates as, if any.
+pub fn authenticate(state: &ServerState, headers: &HeaderMap) -> Option<UserInfo> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let token = value.strip_prefix("Bearer ")?.trim();
+    user_of_token(state, token)
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
