@@ -127,16 +127,19 @@ impl ApiError {
         } else {
             format!("{kind}.{group}")
         };
-        let parts: Vec<String> = causes
-            .iter()
-            .map(|c| {
-                if c.field.is_empty() {
-                    c.message.clone()
-                } else {
-                    format!("{}: {}", c.field, c.message)
-                }
-            })
-            .collect();
+        // Identical messages are shown once (the causes keep every one), as
+        // `ErrorList.ToAggregate` does.
+        let mut parts: Vec<String> = Vec::new();
+        for c in &causes {
+            let part = if c.field.is_empty() {
+                c.message.clone()
+            } else {
+                format!("{}: {}", c.field, c.message)
+            };
+            if !parts.contains(&part) {
+                parts.push(part);
+            }
+        }
         let joined = if parts.len() == 1 {
             parts[0].clone()
         } else {

@@ -160,10 +160,11 @@ pub fn validate(
     if is(r, "apiextensions.k8s.io", "customresourcedefinitions") {
         return validate_crd(state, obj, old);
     }
-    let mut out = Vec::new();
-    if r.custom {
-        out = crate::crd_schema::validate_custom(r, obj);
-    }
+    let mut out = if r.custom {
+        crate::crd_schema::validate_custom(r, obj)
+    } else {
+        crate::validate::validate(&r.group, &r.kind, obj, old)
+    };
     if let Some(old) = old {
         out.extend(crate::immutable::validate_update(r, obj, old));
     }

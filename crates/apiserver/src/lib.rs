@@ -44,6 +44,8 @@ pub mod simulator;
 pub mod store;
 pub mod table;
 pub mod tls;
+mod typecheck;
+mod validate;
 mod validation;
 
 pub use server::{ApiServer, Config, GIT_VERSION, ServeError, ServerState, private_dir};

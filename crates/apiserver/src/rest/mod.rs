@@ -172,6 +172,25 @@ impl Req {
     ) -> ApiResult<()> {
         use crate::fieldvalidation as fv;
         let directive = fv::directive(self.q("fieldValidation"))?;
+        // A value of the wrong type for its field is refused whatever the directive, as
+        // kube-apiserver's typed decoding refuses it.
+        if whole_body
+            && !self.res.custom
+            && let Some(def) = self.res.definition.as_deref()
+            && let Some(err) = crate::typecheck::first_error(def, obj)
+        {
+            let (_, version) = tidegate_core::object_ref::split_api_version(
+                obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+            );
+            let kind = obj
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or(&self.res.kind);
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {}: {err}",
+                self.res.kind
+            )));
+        }
         let typed = self
             .state
             .types
