@@ -10,6 +10,7 @@
 //! - `hang`: the rollout starts and never finishes (nothing becomes ready, a Job stays active,
 //!   a Pod stays `Pending`).
 
+mod endpoints;
 mod events;
 mod owned;
 mod status;
@@ -50,7 +51,7 @@ enum Outcome {
 pub async fn run(state: Arc<ServerState>, delay: Duration) {
     let mut rx = state.store.subscribe();
     let pending: Arc<Mutex<HashSet<Key>>> = Arc::default();
-    for resource in RESOURCES {
+    for resource in RESOURCES.iter().chain(&["/services"]) {
         for key in state.store.keys_of_resource(resource) {
             schedule(&state, &pending, key, delay);
         }
@@ -58,6 +59,17 @@ pub async fn run(state: Arc<ServerState>, delay: Duration) {
     loop {
         match rx.recv().await {
             Ok(e) => {
+                // Services' endpoints follow the Service and the Pods of its namespace.
+                if e.key.resource == "/services" {
+                    schedule(&state, &pending, e.key.clone(), delay);
+                }
+                if e.key.resource == "/pods" {
+                    for svc in state.store.keys_of_resource("/services") {
+                        if svc.namespace == e.key.namespace {
+                            schedule(&state, &pending, svc, delay);
+                        }
+                    }
+                }
                 // A controller replaces what it owns when it goes.
                 if e.kind == EventType::Deleted
                     && let Some(owner) = controller_of(&state, &e.object)
@@ -118,6 +130,12 @@ fn schedule(
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&key);
+        if key.resource == "/services" {
+            if let Err(e) = endpoints::sync(&state, &key) {
+                tracing::warn!(error = %e, service = %key.name, "endpoints");
+            }
+            return;
+        }
         let annotations = match state.store.get(&key) {
             Some(cur) => owned::sync(&state, &key, &cur),
             None => Vec::new(),
