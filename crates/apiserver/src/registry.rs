@@ -13,6 +13,7 @@ const SERVED_SUBRESOURCES: &[(&str, &str)] = &[
     ("pods", "log"),
     ("pods", "eviction"),
     ("pods", "binding"),
+    ("certificatesigningrequests", "approval"),
 ];
 
 /// An immutable view of every served resource.

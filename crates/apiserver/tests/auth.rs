@@ -211,3 +211,30 @@ async fn discovery_documents_have_etags() {
         assert_eq!(stale.status(), 200, "{path}");
     }
 }
+
+/// `kubectl certificate approve` goes through the `approval` subresource; the request records
+/// who asked.
+#[tokio::test(flavor = "multi_thread")]
+async fn certificate_signing_requests_are_approved() {
+    let t = common::start().await;
+    // A CSR body is opaque to the server (it is not signed here); any PEM-looking request does.
+    let request = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        "-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n",
+    );
+    let csr = json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"name": "alice"},
+        "spec": {"request": request, "signerName": "kubernetes.io/kube-apiserver-client",
+            "usages": ["client auth"]}});
+    t.ok_stdin(&["create", "-f", "-"], &csr.to_string());
+    let row = t.ok(&["get", "csr", "alice"]);
+    assert!(row.contains("admin") && row.contains("Pending"), "{row}");
+    assert!(
+        t.ok(&["certificate", "approve", "alice"])
+            .contains("approved")
+    );
+    let row = t.ok(&["get", "csr", "alice"]);
+    assert!(row.contains("Approved"), "{row}");
+    let err = t.fails(&["certificate", "deny", "alice"]);
+    assert!(err.contains("already Approved"), "{err}");
+}

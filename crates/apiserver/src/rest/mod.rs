@@ -366,7 +366,7 @@ pub async fn handle(req: Req, method: Method, body: Body) -> ApiResult<Response>
             require_verb(&req.res, "get")?;
             get::get(&req, &name)
         }
-        ("GET", Some(name), Some("status")) => get::get(&req, &name),
+        ("GET", Some(name), Some("status" | "approval")) => get::get(&req, &name),
         ("GET", Some(name), Some("scale")) => scale::get(&req, &name),
         ("GET", Some(name), Some("log")) => pods::log(&req, &name),
         ("POST", Some(name), Some("eviction")) => {

@@ -26,7 +26,8 @@ impl Part {
     pub fn of(sub: Option<&str>) -> ApiResult<Part> {
         match sub {
             None => Ok(Part::Main),
-            Some("status") => Ok(Part::Status),
+            // A CertificateSigningRequest's approval changes its status conditions only.
+            Some("status" | "approval") => Ok(Part::Status),
             Some("finalize") => Ok(Part::Finalize),
             Some(_) => Err(ApiError::method_not_allowed()),
         }
@@ -257,6 +258,14 @@ fn prepare_create(req: &Req, mut obj: Value, tracking: Tracking) -> ApiResult<(S
         }
     }
     crate::defaults::on_create(&req.res, &mut obj);
+    // A CertificateSigningRequest records who asked, as its registry strategy does.
+    if !req.res.custom && req.res.kind == "CertificateSigningRequest" && obj["spec"].is_object() {
+        obj["spec"]["username"] = json!(req.user.username);
+        obj["spec"]["groups"] = json!(req.user.groups);
+        if !req.user.uid.is_empty() {
+            obj["spec"]["uid"] = json!(req.user.uid);
+        }
+    }
     crate::defaults::apply(&req.res, &mut obj);
     if !req.res.custom && req.res.group.is_empty() && req.res.plural == "services" {
         crate::allocate::service(&req.state, &mut obj, None);
