@@ -257,7 +257,8 @@ async fn everyday_kubectl_commands() {
             vec!["-n", n, "get", "secret", "creds"],
             shows(&["Opaque", "1"]),
         ),
-        (vec!["-n", n, "get", "pvc", "data"], shows(&["Pending"])),
+        (vec!["-n", n, "get", "pvc", "data"], shows(&["Bound", "pvc-", "1Gi", "RWO"])),
+        (vec!["get", "pv"], shows(&["shop/data", "Delete", "Bound"])),
         (
             vec!["-n", n, "get", "hpa", "web"],
             shows(&["Deployment/web", "cpu: <unknown>/80%"]),
@@ -428,7 +429,7 @@ async fn everyday_kubectl_commands() {
         ("service", "web", &["Endpoints:", "TargetPort:"][..]),
         ("configmap", "settings", &["color", "blue"][..]),
         ("secret", "creds", &["password:", "6 bytes"][..]),
-        ("pvc", "data", &["Status:", "Pending"][..]),
+        ("pvc", "data", &["Status:", "Bound"][..]),
         ("hpa", "web", &["Reference:", "Deployment/web"][..]),
         ("pdb", "web", &["Min available:"][..]),
         ("networkpolicy", "deny", &["PodSelector:"][..]),

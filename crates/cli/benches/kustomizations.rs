@@ -78,10 +78,20 @@ fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
 }
 
+/// A counter of the API server's `/metrics`; a read that fails three times is reported and
+/// counts as NaN (a bogus 0 would make the window's difference negative).
 async fn counter(client: &kube::Client, path: &str, metric: &str) -> f64 {
-    let req = http::Request::get(path).body(Vec::new()).unwrap();
-    let text = client.request_text(req).await.unwrap_or_default();
-    sum_metric(&text, metric)
+    let mut last = String::new();
+    for _ in 0..3 {
+        let req = http::Request::get(path).body(Vec::new()).unwrap();
+        match client.request_text(req).await {
+            Ok(text) => return sum_metric(&text, metric),
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    eprintln!("reading {path} failed: {last}");
+    f64::NAN
 }
 
 fn sum_metric(text: &str, metric: &str) -> f64 {

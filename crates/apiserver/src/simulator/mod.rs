@@ -30,13 +30,14 @@ use tokio::sync::broadcast::error::RecvError;
 /// The annotation that chooses a simulated outcome (`fail` or `hang`).
 pub const SIMULATE_ANNOTATION: &str = "tidegate.dev/simulate";
 
-const RESOURCES: [&str; 6] = [
+const RESOURCES: [&str; 7] = [
     "apps/deployments",
     "apps/replicasets",
     "apps/statefulsets",
     "apps/daemonsets",
     "batch/jobs",
     "/pods",
+    "/persistentvolumeclaims",
 ];
 
 #[derive(Clone, Copy, PartialEq)]
@@ -69,6 +70,9 @@ pub async fn run(state: Arc<ServerState>, delay: Duration) {
                             schedule(&state, &pending, svc, delay);
                         }
                     }
+                }
+                if e.kind == EventType::Deleted && e.key.resource == "/persistentvolumeclaims" {
+                    owned::release_volume(&state, &e.object);
                 }
                 // A controller replaces what it owns when it goes.
                 if e.kind == EventType::Deleted

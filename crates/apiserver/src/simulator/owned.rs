@@ -35,6 +35,7 @@ pub fn sync(state: &ServerState, key: &Key, obj: &Value) -> Vec<(String, String)
         "apps/statefulsets" => stateful_set(state, key, obj),
         "apps/daemonsets" => daemon_set(state, key, obj),
         "batch/jobs" => job(state, key, obj),
+        "/persistentvolumeclaims" => volume(state, key, obj),
         _ => Ok(()),
     };
     if let Err(e) = result {
@@ -137,6 +138,16 @@ fn edit(state: &ServerState, key: &Key, edit: impl Fn(&mut Value)) -> Result<(),
         })
     })?;
     Ok(())
+}
+
+/// Deletes the volume provisioned for a deleted claim.
+pub fn release_volume(state: &ServerState, pvc: &Value) {
+    if let Some(uid) = meta_str(pvc, "uid") {
+        let key = Key::new("/persistentvolumes", "", &format!("pvc-{uid}"));
+        if state.store.get(&key).is_some() {
+            remove(state, &key);
+        }
+    }
 }
 
 fn remove(state: &ServerState, key: &Key) {
@@ -507,4 +518,41 @@ fn job(state: &ServerState, key: &Key, job: &Value) -> Result<(), StoreError> {
         |_| None,
         &[],
     )
+}
+
+/// The PersistentVolume a dynamic provisioner would make for a claim (`pvc-<claim uid>`), and
+/// the claim's `volumeName`. The volume goes with its claim (reclaim policy `Delete`).
+fn volume(state: &ServerState, key: &Key, pvc: &Value) -> Result<(), StoreError> {
+    if super::outcome(pvc) == super::Outcome::Hang {
+        return Ok(());
+    }
+    let Some(uid) = meta_str(pvc, "uid") else {
+        return Ok(());
+    };
+    let name = format!("pvc-{uid}");
+    let pv = json!({
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "annotations": {"pv.kubernetes.io/provisioned-by": "tidegate.dev/simulated"}},
+        "spec": {
+            "capacity": {"storage": pvc.pointer("/spec/resources/requests/storage").cloned().unwrap_or(json!("0"))},
+            "accessModes": pvc.pointer("/spec/accessModes").cloned().unwrap_or(json!([])),
+            "persistentVolumeReclaimPolicy": "Delete",
+            "storageClassName": pvc.pointer("/spec/storageClassName").cloned().unwrap_or(json!("")),
+            "volumeMode": pvc.pointer("/spec/volumeMode").cloned().unwrap_or(json!("Filesystem")),
+            "claimRef": {"kind": "PersistentVolumeClaim", "namespace": key.namespace,
+                "name": key.name, "uid": uid, "apiVersion": "v1"},
+            "hostPath": {"path": format!("/var/lib/tidegate/volumes/{name}"), "type": ""},
+        },
+        "status": {"phase": "Bound"},
+    });
+    create(state, &Key::new("/persistentvolumes", "", &name), pv)?;
+    edit(state, key, |o| {
+        if o.pointer("/spec/volumeName")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            o["spec"]["volumeName"] = json!(name);
+        }
+    })
 }

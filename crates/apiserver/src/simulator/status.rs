@@ -178,6 +178,16 @@ pub(super) fn desired_status(resource: &str, obj: &Value) -> Option<Value> {
             }
         }
         "/pods" => pod_status(obj, old, outcome, &start),
+        // A claim is bound to the volume the simulated provisioner made for it (`hang`: it
+        // stays pending).
+        "/persistentvolumeclaims" => match outcome {
+            Outcome::Hang => json!({"phase": "Pending"}),
+            _ => json!({
+                "phase": "Bound",
+                "accessModes": obj.pointer("/spec/accessModes").cloned().unwrap_or(json!([])),
+                "capacity": {"storage": obj.pointer("/spec/resources/requests/storage").cloned().unwrap_or(json!("0"))},
+            }),
+        },
         _ => return None,
     };
     // Fields a real controller would keep that the simulation does not decide.
