@@ -257,7 +257,10 @@ async fn everyday_kubectl_commands() {
             vec!["-n", n, "get", "secret", "creds"],
             shows(&["Opaque", "1"]),
         ),
-        (vec!["-n", n, "get", "pvc", "data"], shows(&["Bound", "pvc-", "1Gi", "RWO"])),
+        (
+            vec!["-n", n, "get", "pvc", "data"],
+            shows(&["Bound", "pvc-", "1Gi", "RWO"]),
+        ),
         (vec!["get", "pv"], shows(&["shop/data", "Delete", "Bound"])),
         (
             vec!["-n", n, "get", "hpa", "web"],
