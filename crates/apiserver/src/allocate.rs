@@ -77,7 +77,8 @@ pub fn service(state: &ServerState, obj: &mut Value, old: Option<&Value>) {
         .flatten()
         .enumerate()
     {
-        if p.get("nodePort").and_then(Value::as_u64).unwrap_or(0) != 0 {
+        // A port that is not an object is refused by validation; nothing to allocate for it.
+        if !p.is_object() || p.get("nodePort").and_then(Value::as_u64).unwrap_or(0) != 0 {
             continue;
         }
         let kept = old_ports

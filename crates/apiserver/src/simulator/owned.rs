@@ -222,12 +222,22 @@ fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<Option<Stri
             let rs_name = format!("{name}-{hash}");
             let mut labels = labels_of(template);
             labels.insert(HASH_LABEL.into(), json!(hash));
-            let mut t = template.cloned().unwrap_or_else(|| json!({}));
+            let mut t = template
+                .filter(|t| t.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            if !t["metadata"].is_object() {
+                t["metadata"] = json!({});
+            }
             t["metadata"]["labels"] = Value::Object(labels.clone());
             let mut selector = dep
                 .pointer("/spec/selector")
+                .filter(|s| s.is_object())
                 .cloned()
                 .unwrap_or_else(|| json!({}));
+            if !selector["matchLabels"].is_object() {
+                selector["matchLabels"] = json!({});
+            }
             selector["matchLabels"][HASH_LABEL] = json!(hash);
             let rs = json!({
                 "apiVersion": "apps/v1",
@@ -372,6 +382,7 @@ fn pods(
         }
         let mut spec = template
             .and_then(|t| t.get("spec"))
+            .filter(|s| s.is_object())
             .cloned()
             .unwrap_or_else(|| json!({}));
         spec["nodeName"] = json!(NODE_NAME);
@@ -419,7 +430,10 @@ fn controller_revision(
         }
         Some(_) => {}
         None => {
-            let mut t = template.cloned().unwrap_or_else(|| json!({}));
+            let mut t = template
+                .filter(|t| t.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({}));
             t["$patch"] = json!("replace");
             let mut labels = owner
                 .pointer("/spec/selector/matchLabels")
