@@ -22,6 +22,7 @@ mod crd_schema;
 pub mod defaults;
 pub mod discovery;
 pub mod error;
+mod event_versions;
 mod fieldmanager;
 mod fieldsel;
 mod fieldvalidation;

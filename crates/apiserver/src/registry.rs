@@ -218,6 +218,10 @@ impl Registry {
 
 /// The storage key prefix of a resource: `group/plural`.
 pub fn storage_resource(r: &ResourceInfo) -> String {
+    if crate::event_versions::is_events_v1(r) {
+        // One store for both kinds of Event, as kube-apiserver keeps them.
+        return "/events".into();
+    }
     format!("{}/{}", r.group, r.plural)
 }
 

@@ -449,3 +449,56 @@ async fn openapi_v2_protobuf() {
     );
     assert_eq!(review, "true");
 }
+
+/// Core and events.k8s.io Events are one store seen through both.
+#[tokio::test(flavor = "multi_thread")]
+async fn both_event_apis_share_one_store() {
+    let t = common::start().await;
+    let v1_event = r#"{"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "ev1"},
+        "eventTime": "2026-01-02T03:04:05.000000Z", "reportingController": "me",
+        "reportingInstance": "me-1", "action": "Test", "reason": "Tested",
+        "regarding": {"kind": "Pod", "name": "p", "namespace": "default"}, "note": "hello",
+        "type": "Normal"}"#;
+    t.ok_stdin(&["apply", "--server-side", "-f", "-"], v1_event);
+    let core = t.ok(&["get", "--raw", "/api/v1/namespaces/default/events/ev1"]);
+    let core: serde_json::Value = serde_json::from_str(&core).expect("json");
+    assert_eq!(core["apiVersion"], "v1");
+    assert_eq!(core["message"], "hello");
+    assert_eq!(core["involvedObject"]["name"], "p");
+    assert_eq!(core["reportingComponent"], "me");
+    t.ok(&[
+        "patch",
+        "event",
+        "ev1",
+        "--type=merge",
+        "-p",
+        r#"{"message":"changed"}"#,
+    ]);
+    let v1: serde_json::Value = serde_json::from_str(&t.ok(&[
+        "get",
+        "--raw",
+        "/apis/events.k8s.io/v1/namespaces/default/events/ev1",
+    ]))
+    .expect("json");
+    assert_eq!(v1["note"], "changed", "{v1}");
+    assert_eq!(v1["regarding"]["name"], "p");
+    assert!(v1.get("message").is_none(), "{v1}");
+    let list: serde_json::Value = serde_json::from_str(&t.ok(&[
+        "get",
+        "--raw",
+        "/apis/events.k8s.io/v1/namespaces/default/events",
+    ]))
+    .expect("json");
+    assert_eq!(list["items"][0]["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(list["items"][0]["note"], "changed");
+    // A change through events.k8s.io shows in the core view.
+    t.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &v1_event.replace("\"hello\"", "\"again\""),
+    );
+    let row = t.ok(&["get", "events"]);
+    assert!(row.contains("Tested") && row.contains("again"), "{row}");
+    t.ok(&["delete", "events.v1.events.k8s.io", "ev1"]);
+    let gone = t.fails(&["get", "event", "ev1"]);
+    assert!(gone.contains("not found"), "{gone}");
+}

@@ -94,7 +94,24 @@ enum Command {
     Diff(flux::diff::What),
 }
 
+/// glibc gives every thread that allocates while another holds an arena an arena of its own (up
+/// to eight per core), and memory freed into them stays there. Under the API server's write
+/// load (writes run on the blocking pool) that tripled its peak RSS: 303 MiB at 1,000
+/// Kustomizations, 144 MiB with two arenas, at the same speed. Set before any thread starts.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn limit_malloc_arenas() {
+    // SAFETY: mallopt only sets an allocator parameter; called first thing in main, before any
+    // other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn limit_malloc_arenas() {}
+
 fn main() -> anyhow::Result<()> {
+    limit_malloc_arenas();
     let cli = Cli::parse();
     let level = cli.log_level.clone().unwrap_or_else(|| {
         if matches!(cli.command, Command::Up(_)) {

@@ -153,7 +153,11 @@ impl Req {
                 "metadata": obj.get("metadata").cloned().unwrap_or_else(|| serde_json::json!({})),
             });
         }
-        let mut out = obj.clone();
+        let mut out = if crate::event_versions::is_events_v1(&self.res) {
+            crate::event_versions::to_events_v1(obj)
+        } else {
+            obj.clone()
+        };
         if let Some(m) = out.as_object_mut() {
             m.insert("apiVersion".into(), Value::String(self.res.api_version()));
             m.insert("kind".into(), Value::String(self.res.kind.clone()));

@@ -189,6 +189,11 @@ pub fn create(req: &Req, obj: Value, tracking: Tracking) -> ApiResult<Arc<Value>
         }
         return Ok(Arc::new(obj));
     }
+    let obj = if crate::event_versions::is_events_v1(&req.res) {
+        crate::event_versions::to_core(&obj)
+    } else {
+        obj
+    };
     let out = req.state.store.mutate(&key, |cur| {
         if cur.is_some() {
             return Err(ApiError::already_exists(
@@ -478,14 +483,24 @@ pub fn upsert(
     let subresource = subresource.unwrap_or(subresource_of(part));
     let dry_run = req.dry_run()?;
     let key = req.key(name);
+    // events.k8s.io Events are decided in their own form and stored in the core one.
+    let events_v1 = crate::event_versions::is_events_v1(&req.res);
     let decide = |cur: Option<&Arc<Value>>| -> ApiResult<(Change, Option<Value>)> {
-        match (cur, &create) {
+        let shown = match cur {
+            Some(c) if events_v1 => Some(Arc::new(crate::event_versions::to_events_v1(c))),
+            other => other.cloned(),
+        };
+        let (change, last) = match (shown.as_ref(), &create) {
             (None, Some(create)) if part == Part::Main => {
                 let (_, obj) = prepare_create(req, create()?, tracking)?;
-                Ok((Change::Put(obj), None))
+                (Change::Put(obj), None)
             }
-            (cur, _) => decide_update(req, name, part, tracking, subresource, cur, &propose),
-        }
+            (cur, _) => decide_update(req, name, part, tracking, subresource, cur, &propose)?,
+        };
+        Ok(match change {
+            Change::Put(v) if events_v1 => (Change::Put(crate::event_versions::to_core(&v)), last),
+            change => (change, last),
+        })
     };
     if dry_run {
         let cur = req.state.store.get(&key);
@@ -507,7 +522,11 @@ pub fn upsert(
         let out = req.state.store.mutate(&key, |now| {
             let unchanged = match (now, &snapshot) {
                 (None, None) => true,
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                // Every read decodes a fresh value, so the same version is recognised by its
+                // resourceVersion (unique per write), not by identity.
+                (Some(a), Some(b)) => {
+                    a.pointer("/metadata/resourceVersion") == b.pointer("/metadata/resourceVersion")
+                }
                 _ => false,
             };
             if !unchanged {
