@@ -120,6 +120,24 @@ fn token() -> String {
     TOKEN.read().map(|t| t.clone()).unwrap_or_default()
 }
 
+/// A server on plain HTTP with a data directory (kept alive by the returned guard), its token
+/// made the one requests carry.
+async fn server(simulator: Option<Duration>) -> (tidegate_apiserver::ApiServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
+        data_dir: Some(dir.path().to_path_buf()),
+        tls: false,
+        workload_simulator: simulator,
+        ..Default::default()
+    })
+    .await
+    .expect("server");
+    if let Ok(mut t) = TOKEN.write() {
+        t.clone_from(&server.credentials.token);
+    }
+    (server, dir)
+}
+
 fn cm_body(i: usize) -> Bytes {
     Bytes::from(format!(
         r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}","labels":{{"app":"bench","shard":"s{}"}}}},"data":{{"key":"value-{i}","other":"some longer configuration text to make the object realistic"}}}}"#,
@@ -133,18 +151,8 @@ async fn main() {
         .filter_map(|a| a.parse().ok())
         .next()
         .unwrap_or(10_000);
-    let dir = tempfile::tempdir().expect("tempdir");
     let rss0 = rss_bytes();
-    let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
-        data_dir: Some(dir.path().to_path_buf()),
-        tls: false,
-        ..Default::default()
-    })
-    .await
-    .expect("server");
-    if let Ok(mut t) = TOKEN.write() {
-        t.clone_from(&server.credentials.token);
-    }
+    let (server, _dir) = server(None).await;
     let base = server.url.clone();
     let client: HttpClient = Client::builder(TokioExecutor::new())
         .pool_max_idle_per_host(CONCURRENCY)
@@ -321,18 +329,7 @@ fn deployment_body(i: usize) -> Bytes {
 /// Memory of `n` Deployments with the workload simulator on: what each costs once its rollout
 /// has settled (with whatever the simulator creates for it). Settled means no write for 3 s.
 async fn deployments(client: &HttpClient, n: usize) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
-        data_dir: Some(dir.path().to_path_buf()),
-        tls: false,
-        workload_simulator: Some(Duration::from_millis(20)),
-        ..Default::default()
-    })
-    .await
-    .expect("server");
-    if let Ok(mut t) = TOKEN.write() {
-        t.clone_from(&server.credentials.token);
-    }
+    let (server, _dir) = server(Some(Duration::from_millis(20))).await;
     let base = server.url.clone();
     let revision = |body: &Bytes| {
         serde_json::from_slice::<serde_json::Value>(body)

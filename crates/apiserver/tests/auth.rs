@@ -6,7 +6,6 @@ mod common;
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use tidegate_apiserver::Config;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reviews_tokens_and_identity() {
@@ -114,11 +113,7 @@ async fn reviews_tokens_and_identity() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn logs_eviction_and_delete_answers() {
-    let t = common::start_with(Config {
-        workload_simulator: Some(Duration::from_millis(100)),
-        ..Config::default()
-    })
-    .await;
+    let t = common::start_simulated(100).await;
     t.ok(&["run", "app", "--image=nginx:1.27", "--restart=Never"]);
     let mut log = String::new();
     for _ in 0..100 {

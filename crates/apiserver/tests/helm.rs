@@ -6,8 +6,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::Duration;
-use tidegate_apiserver::Config;
 
 fn helm_bin(version: &str, env: &str) -> PathBuf {
     let path = std::env::var_os(env).map(PathBuf::from).unwrap_or_else(|| {
@@ -87,10 +85,7 @@ spec:
 
 fn lifecycle(version: &str, env: &str) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let t = rt.block_on(common::start_with(Config {
-        workload_simulator: Some(Duration::from_millis(200)),
-        ..Config::default()
-    }));
+    let t = rt.block_on(common::start_simulated(200));
     let helm = Helm {
         bin: helm_bin(version, env),
         t: &t,

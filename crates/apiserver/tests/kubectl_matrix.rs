@@ -5,9 +5,6 @@
 
 mod common;
 
-use std::time::Duration;
-use tidegate_apiserver::Config;
-
 const FIXTURE: &str = r#"
 apiVersion: v1
 kind: Namespace
@@ -156,11 +153,7 @@ fn fails(text: &str) -> Want {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn everyday_kubectl_commands() {
-    let t = common::start_with(Config {
-        workload_simulator: Some(Duration::from_millis(100)),
-        ..Config::default()
-    })
-    .await;
+    let t = common::start_simulated(100).await;
     t.ok_stdin(&["apply", "-f", "-"], FIXTURE);
     for target in ["deploy/web", "sts/db", "ds/agent"] {
         t.ok(&["-n", "shop", "rollout", "status", target, "--timeout=30s"]);

@@ -5,8 +5,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::time::Duration;
-use tidegate_apiserver::Config;
 
 fn python() -> PathBuf {
     let tools = std::env::var_os("TIDEGATE_TOOLS")
@@ -26,11 +24,7 @@ fn python() -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_client_works() {
-    let t = common::start_with(Config {
-        workload_simulator: Some(Duration::from_millis(100)),
-        ..Config::default()
-    })
-    .await;
+    let t = common::start_simulated(100).await;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/python_client.py");
     let bin = python();
     let kubeconfig = t.kubeconfig.clone();

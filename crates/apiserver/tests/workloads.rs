@@ -5,14 +5,9 @@ mod common;
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use tidegate_apiserver::Config;
 
 async fn start() -> common::TestServer {
-    common::start_with(Config {
-        workload_simulator: Some(Duration::from_millis(100)),
-        ..Config::default()
-    })
-    .await
+    common::start_simulated(100).await
 }
 
 fn get_json(t: &common::TestServer, args: &[&str]) -> Value {

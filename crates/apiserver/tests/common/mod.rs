@@ -19,6 +19,15 @@ pub async fn start() -> TestServer {
     start_with(Config::default()).await
 }
 
+/// A server whose workload simulator settles rollouts after `millis` milliseconds.
+pub async fn start_simulated(millis: u64) -> TestServer {
+    start_with(Config {
+        workload_simulator: Some(std::time::Duration::from_millis(millis)),
+        ..Config::default()
+    })
+    .await
+}
+
 pub async fn start_with(mut config: Config) -> TestServer {
     let dir = tempfile::tempdir().expect("tempdir");
     if config.data_dir.is_none() {
