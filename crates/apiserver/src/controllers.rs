@@ -73,16 +73,8 @@ pub(crate) fn namespace_defaults(state: &ServerState, ns: &str) {
                 "data": {"ca.crt": state.ca_pem}}),
         ),
     ];
-    for (key, mut obj) in objects {
-        let result = state.store.mutate::<crate::store::StoreError>(&key, |cur| {
-            if cur.is_some() {
-                return Ok(Change::Keep);
-            }
-            obj["metadata"]["uid"] = serde_json::json!(uuid::Uuid::new_v4().to_string());
-            obj["metadata"]["creationTimestamp"] = serde_json::json!(objects::now());
-            Ok(Change::Put(obj.clone()))
-        });
-        if let Err(e) = result {
+    for (key, obj) in objects {
+        if let Err(e) = objects::create_if_missing(&state.store, &key, obj) {
             tracing::warn!(error = %e, namespace = ns, "namespace defaults");
         }
     }

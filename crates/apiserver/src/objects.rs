@@ -2,7 +2,7 @@
 //! generation, deletion with finalizers and propagation.
 
 use crate::error::{ApiError, ApiResult, Cause};
-use crate::store::{Change, Key, Outcome, Store};
+use crate::store::{Change, Key, Outcome, Store, StoreError};
 use serde_json::{Map, Value, json};
 use tidegate_schema::ResourceInfo;
 
@@ -297,6 +297,22 @@ pub fn check_namespace(store: &Store, namespace: &str, resource: &str) -> ApiRes
         }
         Some(_) => Ok(()),
     }
+}
+
+/// Stores `obj` at `key` unless something is there, giving it a uid and a creation time, as the
+/// server's own controllers create what they own. Returns whether it was written.
+pub fn create_if_missing(store: &Store, key: &Key, mut obj: Value) -> Result<bool, StoreError> {
+    let meta = meta_mut(&mut obj);
+    meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+    meta.insert("creationTimestamp".into(), json!(now()));
+    let out = store.mutate::<StoreError>(key, |cur| {
+        Ok(if cur.is_some() {
+            Change::Keep
+        } else {
+            Change::Put(obj)
+        })
+    })?;
+    Ok(out.written)
 }
 
 /// A random suffix as `generateName` uses (5 characters from Kubernetes' alphabet).

@@ -233,24 +233,17 @@ impl ApiServer {
 /// The namespaces every cluster starts with, and the CRDs already stored.
 fn bootstrap(state: &ServerState) {
     for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-        let key = Key::new("/namespaces", "", ns);
-        let _ = state.store.mutate::<StoreError>(&key, |cur| {
-            if cur.is_some() {
-                return Ok(crate::store::Change::Keep);
-            }
-            Ok(crate::store::Change::Put(json!({
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {
-                    "name": ns,
-                    "uid": uuid::Uuid::new_v4().to_string(),
-                    "creationTimestamp": crate::objects::now(),
-                    "labels": {"kubernetes.io/metadata.name": ns},
-                },
-                "spec": {"finalizers": ["kubernetes"]},
-                "status": {"phase": "Active"},
-            })))
+        let namespace = json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}},
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"},
         });
+        let key = Key::new("/namespaces", "", ns);
+        if let Err(e) = crate::objects::create_if_missing(&state.store, &key, namespace) {
+            tracing::warn!(error = %e, namespace = ns, "bootstrap");
+        }
         crate::controllers::namespace_defaults(state, ns);
     }
     let ip = crate::allocate::KUBERNETES_SERVICE_IP;
@@ -288,15 +281,10 @@ fn bootstrap(state: &ServerState) {
                         "kernelVersion": "", "machineID": "", "systemUUID": "", "bootID": ""}}}),
         ),
     ];
-    for (key, mut obj) in objects {
-        let _ = state.store.mutate::<StoreError>(&key, |cur| {
-            if cur.is_some() {
-                return Ok(crate::store::Change::Keep);
-            }
-            obj["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
-            obj["metadata"]["creationTimestamp"] = json!(created);
-            Ok(crate::store::Change::Put(obj.clone()))
-        });
+    for (key, obj) in objects {
+        if let Err(e) = crate::objects::create_if_missing(&state.store, &key, obj) {
+            tracing::warn!(error = %e, object = %key.name, "bootstrap");
+        }
     }
     let (crds, _) = state
         .store

@@ -86,7 +86,7 @@ impl StoreEvent {
 
     /// The object before the change, decoded.
     pub fn prev(&self) -> Option<Arc<Value>> {
-        self.prev_json.as_ref().map(decode)
+        self.prev_json.as_deref().map(decode)
     }
 }
 
@@ -111,7 +111,7 @@ impl std::ops::Deref for Notice {
 
 /// Decodes a stored encoding. The store wrote it from a value, so it always decodes; a
 /// failure would be a defect, logged and answered as `null`.
-fn decode(json: &Bytes) -> Arc<Value> {
+pub(crate) fn decode(json: &[u8]) -> Arc<Value> {
     Arc::new(serde_json::from_slice(json).unwrap_or_else(|e| {
         tracing::error!(error = %e, "a stored object did not decode");
         Value::Null
@@ -439,7 +439,7 @@ impl Store {
 
     /// One object.
     pub fn get(&self, key: &Key) -> Option<Arc<Value>> {
-        self.get_json(key).as_ref().map(decode)
+        self.get_json(key).as_deref().map(decode)
     }
 
     /// The JSON encoding of the object at `key`.
@@ -521,7 +521,7 @@ impl Store {
     ) -> Result<Outcome, E> {
         let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         let current_json = self.get_json(key);
-        let current = current_json.as_ref().map(decode);
+        let current = current_json.as_deref().map(decode);
         let change = decide(current.as_ref())?;
         let rv = self.read().rv + 1;
         match change {

@@ -39,7 +39,7 @@ impl Selectors {
 
     /// Whether the object with this encoding is selected (decoded only to be matched).
     pub fn matches_encoded(&self, json: &[u8]) -> bool {
-        serde_json::from_slice::<Value>(json).is_ok_and(|obj| self.matches(&obj))
+        self.matches(&crate::store::decode(json))
     }
 
     /// Whether nothing is filtered.
@@ -65,11 +65,6 @@ fn decode_continue(token: &str, resource: &str) -> ApiResult<(u64, Key)> {
     let start = v.get("start").and_then(Value::as_str).ok_or_else(bad)?;
     let (ns, name) = start.split_once('\u{0}').ok_or_else(bad)?;
     Ok((rv, Key::new(resource, ns, name)))
-}
-
-/// Decodes a stored encoding (written by the store from a value, so it decodes).
-fn decode(json: &[u8]) -> Value {
-    serde_json::from_slice(json).unwrap_or(Value::Null)
 }
 
 /// Lists the collection.
@@ -133,7 +128,7 @@ pub fn list(req: &Req) -> ApiResult<Response> {
     }
     let shown: Vec<Value> = items
         .iter()
-        .map(|json| req.present(&decode(json)))
+        .map(|json| req.present(&crate::store::decode(json)))
         .collect();
     if req.neg.table {
         let refs: Vec<&Value> = shown.iter().collect();
@@ -187,7 +182,11 @@ fn encoded_list(req: &Req, shape: &StoredShape, meta: &Value, items: &[Bytes]) -
         if shape.matches(json) {
             buf.extend_from_slice(json);
         } else {
-            buf.extend_from_slice(req.present(&decode(json)).to_string().as_bytes());
+            buf.extend_from_slice(
+                req.present(&crate::store::decode(json))
+                    .to_string()
+                    .as_bytes(),
+            );
         }
         if buf.len() >= CHUNK {
             chunks.push(Bytes::from(std::mem::replace(

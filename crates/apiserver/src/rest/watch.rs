@@ -67,8 +67,7 @@ impl Watcher {
     /// stored, else the decoded object presented anew.
     fn line_encoded(&mut self, type_: &str, json: &[u8]) -> Bytes {
         if !self.shape.as_ref().is_some_and(|s| s.matches(json)) {
-            let obj: Value = serde_json::from_slice(json).unwrap_or(Value::Null);
-            return self.line(type_, &obj);
+            return self.line(type_, &crate::store::decode(json));
         }
         let head = format!(r#"{{"type":"{type_}","object":"#);
         let mut out = Vec::with_capacity(head.len() + json.len() + 2);

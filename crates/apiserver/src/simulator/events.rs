@@ -3,7 +3,7 @@
 
 use crate::objects::{meta_str, now};
 use crate::server::ServerState;
-use crate::store::{Change, Key, StoreError};
+use crate::store::Key;
 use serde_json::{Value, json};
 
 /// One event to record.
@@ -41,8 +41,7 @@ pub fn record(state: &ServerState, involved: &Value, event: Event) {
     let obj = json!({
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"name": event_name, "namespace": ns, "uid": uuid::Uuid::new_v4().to_string(),
-            "creationTimestamp": time},
+        "metadata": {"name": event_name, "namespace": ns},
         "involvedObject": {
             "apiVersion": involved.get("apiVersion").cloned().unwrap_or(Value::Null),
             "kind": involved.get("kind").cloned().unwrap_or(Value::Null),
@@ -63,14 +62,7 @@ pub fn record(state: &ServerState, involved: &Value, event: Event) {
         "reportingInstance": "",
     });
     let key = Key::new("/events", ns, &event_name);
-    let result = state.store.mutate::<StoreError>(&key, |cur| {
-        Ok(if cur.is_some() {
-            Change::Keep
-        } else {
-            Change::Put(obj)
-        })
-    });
-    if let Err(e) = result {
+    if let Err(e) = crate::objects::create_if_missing(&state.store, &key, obj) {
         tracing::warn!(error = %e, "recording an event");
     }
 }

@@ -5,7 +5,7 @@
 //! the difference, so it settles.
 
 use super::events::{self, Event};
-use crate::objects::{self, Preconditions, Propagation, meta_str, now};
+use crate::objects::{self, Preconditions, Propagation, meta_str};
 use crate::server::ServerState;
 use crate::store::{Change, Key, StoreError};
 use serde_json::{Map, Value, json};
@@ -105,22 +105,11 @@ fn owned(state: &ServerState, owner: &Value, resource: &str) -> Vec<(Key, Value)
 
 /// Writes a new object the way the REST path would store it (uid, timestamps, defaults).
 fn create(state: &ServerState, key: &Key, mut obj: Value) -> Result<bool, StoreError> {
-    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
-        meta.insert("creationTimestamp".into(), json!(now()));
-    }
     let (group, plural) = objects::split_resource(&key.resource);
     if let Some(r) = state.registry.snapshot().lookup(group, "v1", plural) {
         crate::defaults::apply(&r, &mut obj);
     }
-    let out = state.store.mutate::<StoreError>(key, |cur| {
-        Ok(if cur.is_some() {
-            Change::Keep
-        } else {
-            Change::Put(obj)
-        })
-    })?;
-    Ok(out.written)
+    objects::create_if_missing(&state.store, key, obj)
 }
 
 /// Applies `edit` to the stored object at `key` (when it changes something).
