@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::BuildRoot;
 use crate::kustomization::{GeneratorArgs, GeneratorOptions};
-use crate::resource::{Behavior, Generated, Resource};
+use crate::resource::{Behavior, ConfiguredBy, Generated, Resource};
 
 /// Which generator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,10 +194,10 @@ pub fn generate(
         obj.insert("immutable".into(), Value::Bool(true));
     }
     let mut res = Resource::new(obj, file, 0);
-    res.generator = Some(match kind {
+    res.generator = Some(ConfiguredBy::field(match kind {
         GeneratorKind::ConfigMap => "ConfigMapGenerator",
         GeneratorKind::Secret => "SecretGenerator",
-    });
+    }));
     res.generated = Some(Generated {
         behavior,
         hash: !disable_hash,

@@ -330,8 +330,9 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
-/// A map of strings where YAML numbers and booleans are taken as their text.
-fn string_map<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
+/// A map of strings where YAML numbers and booleans are taken as the text of their JSON form
+/// (`0755` is `"493"`), as kustomize takes them in plugin configurations.
+pub(crate) fn string_map<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
 where
     D: Deserializer<'de>,
 {
@@ -339,7 +340,7 @@ where
     raw.into_iter()
         .map(|(k, v)| match v {
             Value::String(s) => Ok((k, s)),
-            Value::Number(n) => Ok((k, n.to_string())),
+            Value::Number(n) => Ok((k, crate::yaml::go_json_number(&n))),
             Value::Bool(b) => Ok((k, b.to_string())),
             Value::Null => Ok((k, String::new())),
             other => Err(serde::de::Error::custom(format!(

@@ -21,6 +21,7 @@ mod flux;
 pub mod fs;
 mod generate;
 pub mod kustomization;
+mod plugins;
 pub mod postbuild;
 pub mod resmap;
 pub mod resource;

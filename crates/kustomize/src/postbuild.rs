@@ -102,7 +102,9 @@ pub fn substitute(
             continue;
         }
         let object = ObjectRef::from_object(obj).to_string();
-        let text = tidegate_core::yaml::to_yaml(obj);
+        // Flux writes the object as kustomize does, expands, and reads it back with
+        // sigs.k8s.io/yaml (YAML 1.1: a substituted `yes` or `0755` is typed).
+        let text = crate::yaml::to_yaml(obj);
         let expanded = expand(&text, &lookup, options.strict).map_err(|source| {
             PostBuildError::Substitution {
                 object: object.clone(),
@@ -110,10 +112,10 @@ pub fn substitute(
             }
         })?;
         if expanded != text {
-            let value =
-                tidegate_core::yaml::parse_one(&expanded).map_err(|e| PostBuildError::Yaml {
+            let value = crate::yaml::parse_one_as(&expanded, "", crate::yaml::Dialect::Yaml11)
+                .map_err(|e| PostBuildError::Yaml {
                     object,
-                    message: e.to_string(),
+                    message: e.message,
                 })?;
             replaced.push((i, value));
         }
@@ -158,6 +160,27 @@ mod tests {
             "${keep}"
         );
         assert_eq!(objs[1]["data"]["x"], "${undefined}");
+    }
+
+    /// Flux reads the substituted text with sigs.k8s.io/yaml (go-yaml v2, YAML 1.1): a
+    /// substituted `yes` is a boolean and `0755` an octal number; text that was already a
+    /// string before substitution stays one (it is written quoted).
+    #[test]
+    fn substituted_text_is_read_with_yaml_1_1_rules() {
+        let mut objs = vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "annotations": {"flag": "${flag}"}},
+            "data": {"flag": "${flag}", "mode": "${mode}", "kept": "yes", "octal": "0755", "x": "${x}"}})];
+        substitute(
+            &mut objs,
+            &vars(&[("flag", "yes"), ("mode", "0755"), ("x", "1")]),
+            Options::default(),
+        )
+        .unwrap();
+        assert_eq!(objs[0]["data"]["flag"], json!(true));
+        assert_eq!(objs[0]["data"]["mode"], json!(493));
+        assert_eq!(objs[0]["data"]["kept"], "yes");
+        assert_eq!(objs[0]["data"]["octal"], "0755");
+        assert_eq!(objs[0]["metadata"]["annotations"]["flag"], json!(true));
     }
 
     #[test]

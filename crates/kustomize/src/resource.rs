@@ -107,6 +107,26 @@ pub enum Behavior {
     Replace,
 }
 
+/// The builtin generator or transformer that made or changed a resource, as build metadata
+/// names it: its kind, and the name and namespace of its configuration object if it had one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfiguredBy {
+    pub kind: &'static str,
+    pub name: String,
+    pub namespace: String,
+}
+
+impl ConfiguredBy {
+    /// A transformer or generator configured by a kustomization field.
+    pub fn field(kind: &'static str) -> ConfiguredBy {
+        ConfiguredBy {
+            kind,
+            name: String::new(),
+            namespace: String::new(),
+        }
+    }
+}
+
 /// One object of the build.
 #[derive(Debug, Clone)]
 pub struct Resource {
@@ -121,11 +141,11 @@ pub struct Resource {
     pub previous: Vec<(String, String)>,
     /// Set for ConfigMaps and Secrets made by a generator.
     pub generated: Option<Generated>,
-    /// The generator kind (`ConfigMapGenerator`, `SecretGenerator`) when generated; `origin`
-    /// is then the kustomization file that configured it.
-    pub generator: Option<&'static str>,
-    /// Transformers that ran over this resource: (kustomization file, transformer kind).
-    pub transformations: Vec<(String, &'static str)>,
+    /// The generator (`ConfigMapGenerator`, `SecretGenerator`, ...) when generated; `origin`
+    /// is then the file that configured it.
+    pub generator: Option<ConfiguredBy>,
+    /// Transformers that ran over this resource: (the file configuring it, the transformer).
+    pub transformations: Vec<(String, ConfiguredBy)>,
     /// Prefixes added to the name, innermost first.
     pub prefixes: Vec<String>,
     /// Suffixes added to the name, innermost first.

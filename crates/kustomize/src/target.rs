@@ -11,9 +11,11 @@ use crate::fieldspec::{self, Config};
 use crate::fs::BuildRoot;
 use crate::generate::{self, GeneratorKind};
 use crate::kustomization::{FILE_NAMES, Kustomization, Var};
+use crate::plugins;
 use crate::resmap::ResMap;
 use crate::resource::{Behavior, Resource};
 use crate::transform;
+use crate::transform::smp::CustomSchema;
 use crate::yaml;
 
 /// How files referenced by a kustomization may be placed.
@@ -94,6 +96,9 @@ enum Role {
 pub struct Builder {
     root: BuildRoot,
     options: Options,
+    /// The build's OpenAPI schema, set by the first kustomization loaded that has `openapi:`
+    /// (`None` inside: the built-in one, chosen by `openapi: {version: ...}`).
+    schema: std::sync::OnceLock<Option<std::sync::Arc<CustomSchema>>>,
 }
 
 /// A loaded kustomization level.
@@ -110,6 +115,7 @@ impl Builder {
         Ok(Builder {
             root: BuildRoot::new(root)?,
             options,
+            schema: std::sync::OnceLock::new(),
         })
     }
 
@@ -120,6 +126,50 @@ impl Builder {
 
     /// Builds the kustomization in `dir` (inside the root) into its final resources.
     pub fn build(&self, dir: &Path) -> Result<ResMap> {
+        // State that lives for one build (the schema) starts afresh each time.
+        Builder {
+            root: self.root.clone(),
+            options: self.options.clone(),
+            schema: std::sync::OnceLock::new(),
+        }
+        .build_once(dir)
+    }
+
+    /// The custom OpenAPI schema of this build, if a kustomization gave one.
+    pub(crate) fn schema(&self) -> Option<&CustomSchema> {
+        self.schema.get().and_then(|s| s.as_deref())
+    }
+
+    /// `openapi:`: the first kustomization loaded that sets it chooses the build's schema, as
+    /// in kustomize (an overlay's choice wins over its bases').
+    fn choose_schema(&self, level: &Level) -> Result<()> {
+        let Some(openapi) = &level.k.openapi else {
+            return Ok(());
+        };
+        if self.schema.get().is_some() {
+            return Ok(());
+        }
+        let field = |k: &str| openapi.get(k).and_then(Value::as_str).unwrap_or("");
+        let chosen = match (field("path"), field("version")) {
+            ("", "") => {
+                return Err(Error::in_file(
+                    ErrorKind::Invalid,
+                    level.file.clone(),
+                    "openapi: give a path to a schema or a version",
+                ));
+            }
+            ("", _) => None,
+            (path, _) => {
+                let (text, file) = self.read_text(level, path)?;
+                let doc = yaml::parse_one_as(&text, &file, yaml::Dialect::Yaml11)?;
+                Some(std::sync::Arc::new(CustomSchema::parse(doc, &file)?))
+            }
+        };
+        let _ = self.schema.set(chosen);
+        Ok(())
+    }
+
+    fn build_once(&self, dir: &Path) -> Result<ResMap> {
         let dir = self.root.locate(dir)?;
         let mut stack = Vec::new();
         let level = self.load(&dir, Role::Top, true)?;
@@ -265,28 +315,10 @@ impl Builder {
                 "Tidegate never runs helm during a build; use a HelmRelease",
             );
         }
-        if !k.generators.is_empty() {
-            return refuse(
-                "generators (plugins)",
-                "plugins and exec functions never run",
-            );
-        }
-        if !k.transformers.is_empty() {
-            return refuse(
-                "transformers (plugins)",
-                "plugins and exec functions never run",
-            );
-        }
         if !k.validators.is_empty() {
             return refuse(
-                "validators (plugins)",
-                "plugins and exec functions never run",
-            );
-        }
-        if k.openapi.is_some() {
-            return refuse(
-                "openapi (custom schema)",
-                "strategic merge uses the built-in Kubernetes schema",
+                "validators",
+                "validators are external plugins (exec, Go or KRM functions), which never run",
             );
         }
         Ok(())
@@ -308,6 +340,7 @@ impl Builder {
             ));
         }
         stack.push(level.dir.clone());
+        self.choose_schema(level)?;
         let k = &level.k;
         for r in &k.resources {
             let path = self.root.resolve(&level.dir, r, &level.file)?;
@@ -350,6 +383,14 @@ impl Builder {
                 absorb_generated(&mut acc.res, r, &level.file)?;
             }
         }
+        if !k.generators.is_empty() {
+            let objects = self.plugin_objects(level, &k.generators, stack)?;
+            for p in plugins::configure(objects, "generators")? {
+                for r in p.generate(self, level)? {
+                    absorb_generated(&mut acc.res, r, &level.file)?;
+                }
+            }
+        }
         for c in &k.components {
             let path = self.root.resolve(&level.dir, c, &level.file)?;
             if !path.is_dir() {
@@ -364,13 +405,47 @@ impl Builder {
             let comp = self.load(&path, Role::Component, false)?;
             self.accumulate(&comp, acc, stack)?;
         }
-        transform::run(self, level, acc).map_err(|e| e.or_file(&level.file))?;
+        let transformers = if k.transformers.is_empty() {
+            Vec::new()
+        } else {
+            let objects = self.plugin_objects(level, &k.transformers, stack)?;
+            plugins::configure(objects, "transformers")?
+        };
+        transform::run(self, level, acc, &transformers).map_err(|e| e.or_file(&level.file))?;
         for v in &k.vars {
             let uid = transform::vars::attach(&acc.res, v).map_err(|e| e.or_file(&level.file))?;
             acc.add_var(v.clone(), uid, &level.file)?;
         }
         stack.pop();
         Ok(())
+    }
+
+    /// The plugin configuration objects of `generators:` or `transformers:` entries: files,
+    /// kustomization directories (built as a base is) or inline YAML.
+    fn plugin_objects(
+        &self,
+        level: &Level,
+        entries: &[String],
+        stack: &mut Vec<PathBuf>,
+    ) -> Result<Vec<Resource>> {
+        let mut acc = Accumulation::new(false);
+        for e in entries {
+            if e.contains('\n') {
+                acc.res.extend(read_objects(e, &level.file)?)?;
+                continue;
+            }
+            let path = self.root.resolve(&level.dir, e, &level.file)?;
+            if path.is_dir() {
+                let sub_level = self.load(&path, Role::Kustomization, false)?;
+                let mut sub = Accumulation::new(false);
+                self.accumulate(&sub_level, &mut sub, stack)?;
+                acc.absorb(sub).map_err(|err| err.or_file(&level.file))?;
+            } else {
+                self.check_file_placement(level, &path, e)?;
+                acc.res.extend(self.read_resources(&path)?)?;
+            }
+        }
+        Ok(acc.res.resources)
     }
 
     /// Resolves a file named in a kustomization, applying the load restrictions.
@@ -424,7 +499,7 @@ fn parse_kustomization(text: &str, file: &str) -> Result<Kustomization> {
     if text.trim().is_empty() {
         return Ok(Kustomization::default());
     }
-    let value: Value = yaml::parse_as(text, file)?;
+    let value = yaml::parse_one_as(text, file, yaml::Dialect::Yaml11)?;
     let Value::Object(map) = value else {
         if value.is_null() {
             return Ok(Kustomization::default());

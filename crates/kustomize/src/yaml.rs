@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use tidegate_core::yaml::{Duplicates, ReadOptions, Resolver, StreamReader};
+
 use crate::error::{Error, ErrorKind, Result};
 
 /// One document of a YAML stream and the line it starts on.
@@ -15,20 +17,56 @@ pub struct Document {
     pub line: usize,
 }
 
-/// Parses every non-empty document of a YAML stream. `file` names the file in errors.
+/// Which of kustomize's readers a text goes through; they type plain scalars differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Resources and strategic-merge patches, read by kyaml (go-yaml v3): `0755` is 493,
+    /// `2001-12-14` a timestamp, annotation values keep the text written.
+    Objects,
+    /// Strategic merge patches: as `Objects`, but a plain null annotation value stays null (it
+    /// removes the annotation).
+    Patches,
+    /// Kustomization files and JSON 6902 patches, read by sigs.k8s.io/yaml (go-yaml v2, YAML
+    /// 1.1): `0640` is 416, `yes` and `on` are true.
+    Yaml11,
+}
+
+impl Dialect {
+    fn options(self) -> ReadOptions {
+        let mut o = ReadOptions::new(Duplicates::Refuse);
+        match self {
+            Dialect::Objects | Dialect::Patches => {
+                o.resolver = Resolver::GoV3;
+                o.annotations_as_text = true;
+                o.annotation_nulls = self == Dialect::Patches;
+                o.go_folded_round_trip = true;
+            }
+            Dialect::Yaml11 => {
+                // Go's YAML-to-JSON keeps the last of repeated keys.
+                o.duplicates = Duplicates::LastWins;
+                o.resolver = Resolver::GoV2;
+            }
+        }
+        o
+    }
+}
+
+/// Parses every non-empty document of a stream of Kubernetes objects (resources, strategic
+/// merge patches). `file` names the file in errors.
 pub fn parse_stream(text: &str, file: &str) -> Result<Vec<Document>> {
+    parse_stream_as(text, file, Dialect::Objects)
+}
+
+/// Parses every non-empty document of a YAML stream read as `dialect`.
+pub fn parse_stream_as(text: &str, file: &str, dialect: Dialect) -> Result<Vec<Document>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let starts = document_starts(text);
     let mut out = Vec::new();
+    let reader = StreamReader::new(text, dialect.options());
     for (i, doc) in yaml_serde::Deserializer::from_str(text).enumerate() {
         // Duplicate keys are refused (kustomize refuses them when it writes the resource out)
         // and alias expansion is bounded.
-        let (value, _) = tidegate_core::yaml::read_value(
-            doc,
-            text.len(),
-            tidegate_core::yaml::Duplicates::Refuse,
-        )
-        .map_err(|e| yaml_error(&e, file))?;
+        let (value, _) = reader.read(doc).map_err(|e| yaml_error(&e, file))?;
         if !value.is_null() {
             out.push(Document {
                 value,
@@ -37,6 +75,15 @@ pub fn parse_stream(text: &str, file: &str) -> Result<Vec<Document>> {
         }
     }
     Ok(out)
+}
+
+/// Parses a text holding one YAML document, read as `dialect`.
+pub fn parse_one_as(text: &str, file: &str, dialect: Dialect) -> Result<Value> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    StreamReader::new(text, dialect.options())
+        .read(yaml_serde::Deserializer::from_str(text))
+        .map(|(v, _)| v)
+        .map_err(|e| yaml_error(&e, file))
 }
 
 /// Parses one YAML document (a kustomization file, a patch) into a type, naming the file and
@@ -514,42 +561,11 @@ fn resolves_to_non_string(s: &str) -> bool {
     match first {
         b'.' => go_parse_float(s),
         b'0'..=b'9' | b'+' | b'-' => {
-            if looks_like_timestamp(s) {
-                return true;
-            }
-            let plain = s.replace('_', "");
-            go_parse_int(&plain) || is_yaml_float(&plain) || {
-                let digits = plain
-                    .strip_prefix("0b")
-                    .or_else(|| plain.strip_prefix("-0b"));
-                digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b == b'0' || b == b'1'))
-            }
+            looks_like_timestamp(s)
+                || tidegate_core::yaml::resolve_plain(s, Resolver::GoV2).is_some()
         }
         _ => false,
     }
-}
-
-fn go_parse_int(s: &str) -> bool {
-    let body = s
-        .strip_prefix('+')
-        .or_else(|| s.strip_prefix('-'))
-        .unwrap_or(s);
-    if body.is_empty() {
-        return false;
-    }
-    let lower = body.to_ascii_lowercase();
-    let (digits, radix) = if let Some(d) = lower.strip_prefix("0x") {
-        (d.to_string(), 16)
-    } else if let Some(d) = lower.strip_prefix("0o") {
-        (d.to_string(), 8)
-    } else if let Some(d) = lower.strip_prefix("0b") {
-        (d.to_string(), 2)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (lower[1..].to_string(), 8)
-    } else {
-        (lower, 10)
-    };
-    !digits.is_empty() && u64::from_str_radix(&digits, radix).is_ok()
 }
 
 /// A regular expression compiled once; the patterns are constants checked by this module's tests.
@@ -558,10 +574,6 @@ macro_rules! static_regex {
         static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
         RE.get_or_init(|| regex::Regex::new($pattern).expect("constant pattern"))
     }};
-}
-
-fn is_yaml_float(s: &str) -> bool {
-    static_regex!(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$").is_match(s)
 }
 
 fn go_parse_float(s: &str) -> bool {
@@ -595,6 +607,25 @@ fn number(n: &serde_json::Number) -> String {
     if !(-4..21).contains(&exp) || (exp >= 6 && f.fract() != 0.0) {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        format!("{f}")
+    }
+}
+
+/// A number as Go's `encoding/json` writes it: integers as they are, floats in the shortest
+/// form, with an exponent below 1e-6 and from 1e21.
+pub fn go_json_number(n: &serde_json::Number) -> String {
+    if n.is_i64() || n.is_u64() {
+        return n.to_string();
+    }
+    let f = n.as_f64().unwrap_or(0.0);
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let e = format!("{f:e}");
+        match e.split_once('e') {
+            Some((m, x)) if !x.starts_with('-') => format!("{m}e+{x}"),
+            _ => e,
+        }
     } else {
         format!("{f}")
     }

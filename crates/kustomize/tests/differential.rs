@@ -10,27 +10,72 @@ use std::sync::Mutex;
 
 use serde::Deserialize;
 use serde_json::Value;
-use tidegate_kustomize::{Builder, Options};
+use tidegate_kustomize::{Builder, LoadRestrictions, Options};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-fn cases() -> Vec<(String, PathBuf)> {
+/// One build to compare.
+struct Case {
+    name: String,
+    /// The build root (the fixture directory).
+    root: PathBuf,
+    /// The kustomization directory built.
+    dir: PathBuf,
+    restrictions: LoadRestrictions,
+    /// kubectl's output recorded when the fixture was taken (real-repository corpus only).
+    expected: Option<PathBuf>,
+}
+
+fn subdirs(dir: &Path) -> Vec<std::fs::DirEntry> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    entries
+}
+
+fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     for group in ["features", "krusty"] {
-        let dir = fixtures().join(group);
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-            .filter_map(|e| e.ok())
-            .filter(|e| e.path().is_dir())
-            .collect();
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            out.push((
-                format!("{group}/{}", e.file_name().to_string_lossy()),
-                e.path(),
-            ));
+        for e in subdirs(&fixtures().join(group)) {
+            out.push(Case {
+                name: format!("{group}/{}", e.file_name().to_string_lossy()),
+                root: e.path(),
+                dir: build_path(&e.path()),
+                restrictions: LoadRestrictions::RootOnly,
+                expected: None,
+            });
+        }
+    }
+    // The corpus of real repositories: every listed build path, under both load restrictors.
+    for e in subdirs(&fixtures().join("corpus")) {
+        let list = e.path().join("build-paths");
+        let text = std::fs::read_to_string(&list)
+            .unwrap_or_else(|err| panic!("reading {}: {err}", list.display()));
+        for path in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let flat = path.replace('/', "__");
+            for (restrictions, suffix) in [
+                (LoadRestrictions::RootOnly, ""),
+                (LoadRestrictions::None, " (LoadRestrictionsNone)"),
+            ] {
+                let none = e.path().join(format!("expected/{flat}.none.yaml"));
+                let expected = if restrictions == LoadRestrictions::None && none.exists() {
+                    none
+                } else {
+                    e.path().join(format!("expected/{flat}.yaml"))
+                };
+                out.push(Case {
+                    name: format!("corpus/{}/{path}{suffix}", e.file_name().to_string_lossy()),
+                    root: e.path(),
+                    dir: e.path().join(path),
+                    restrictions,
+                    expected: Some(expected),
+                });
+            }
         }
     }
     out
@@ -70,11 +115,15 @@ enum Outcome {
     Different(String),
 }
 
-fn run_case(case: &Path) -> Outcome {
-    let dir = build_path(case);
-    let kubectl = Command::new("kubectl")
-        .arg("kustomize")
-        .arg(&dir)
+fn run_case(case: &Case) -> Outcome {
+    let dir = &case.dir;
+    let mut kubectl = Command::new("kubectl");
+    kubectl.arg("kustomize");
+    if case.restrictions == LoadRestrictions::None {
+        kubectl.arg("--load-restrictor=LoadRestrictionsNone");
+    }
+    let kubectl = kubectl
+        .arg(dir)
         .env_remove("TIDEGATE_FIXTURE_SURELY_UNSET_VAR")
         .output()
         .unwrap_or_else(|e| panic!("kubectl must be installed for this test: {e}"));
@@ -85,7 +134,21 @@ fn run_case(case: &Path) -> Outcome {
         ));
     }
     let expected_text = String::from_utf8_lossy(&kubectl.stdout).to_string();
-    let built = Builder::new(case, Options::default()).and_then(|b| b.build(&dir));
+    if let Some(recorded) = &case.expected {
+        let text = std::fs::read_to_string(recorded)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", recorded.display()));
+        if text != expected_text {
+            return Outcome::Different(format!(
+                "kubectl's output differs from the recorded {}",
+                recorded.display()
+            ));
+        }
+    }
+    let options = Options {
+        load_restrictions: case.restrictions,
+        ..Options::default()
+    };
+    let built = Builder::new(&case.root, options).and_then(|b| b.build(dir));
     let ours = match built {
         Ok(r) => r.to_yaml(),
         Err(e) => return Outcome::Different(format!("tidegate failed: {e}")),
@@ -148,11 +211,14 @@ fn kubectl_kustomize_and_tidegate_agree() {
                         *n += 1;
                         i
                     };
-                    let Some((name, path)) = cases.get(i) else {
+                    let Some(case) = cases.get(i) else {
                         break;
                     };
-                    let outcome = run_case(path);
-                    results.lock().expect("lock").push((name.clone(), outcome));
+                    let outcome = run_case(case);
+                    results
+                        .lock()
+                        .expect("lock")
+                        .push((case.name.clone(), outcome));
                 }
             });
         }

@@ -172,8 +172,70 @@ fn helm_and_plugins_are_refused() {
     );
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(e.to_string().contains("helm chart inflation"), "{e}");
-    let e = build_err(&[("kustomization.yaml", "transformers: [t.yaml]\n")], ".");
+    // An exec or Go plugin: named, and the message says only builtins run.
+    let e = build_err(
+        &[
+            ("kustomization.yaml", "transformers: [t.yaml]\n"),
+            (
+                "t.yaml",
+                "apiVersion: someteam.example.com/v1\nkind: ChartInflator\nmetadata:\n  name: x\n",
+            ),
+        ],
+        ".",
+    );
     assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(
+        e.to_string()
+            .contains("ChartInflator.someteam.example.com/v1 \"x\" is an external plugin")
+            && e.to_string().contains("t.yaml"),
+        "{e}"
+    );
+    // A builtin kind under another apiVersion is an external plugin in kustomize too.
+    let e = build_err(
+        &[
+            ("kustomization.yaml", "transformers: [t.yaml]\n"),
+            (
+                "t.yaml",
+                "apiVersion: example.com/v1\nkind: LabelTransformer\nmetadata:\n  name: x\n",
+            ),
+        ],
+        ".",
+    );
+    assert!(
+        e.to_string()
+            .contains("configured with apiVersion: builtin"),
+        "{e}"
+    );
+    // A KRM function (container or exec).
+    let e = build_err(
+        &[(
+            "kustomization.yaml",
+            "generators:\n- |\n  apiVersion: builtin\n  kind: ConfigMapGenerator\n  metadata:\n    name: f\n    annotations:\n      config.kubernetes.io/function: |\n        container:\n          image: example/fn\n",
+        )],
+        ".",
+    );
+    assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(e.to_string().contains("is a KRM function"), "{e}");
+    // Validators are always external.
+    let e = build_err(&[("kustomization.yaml", "validators: [v.yaml]\n")], ".");
+    assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(
+        e.to_string().contains("validators are external plugins"),
+        "{e}"
+    );
+    // A transformer listed as a generator.
+    let e = build_err(
+        &[(
+            "kustomization.yaml",
+            "generators:\n- |\n  apiVersion: builtin\n  kind: LabelTransformer\n  metadata:\n    name: l\n",
+        )],
+        ".",
+    );
+    assert!(
+        e.to_string()
+            .contains("LabelTransformer is a transformer, not a generator"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::BuildRoot;
 use crate::resmap::ResMap;
+use crate::resource::ConfiguredBy;
 use crate::target::{Accumulation, Level};
 
 const ORIGIN: &str = "config.kubernetes.io/origin";
@@ -17,12 +18,30 @@ const MANAGED_BY_VALUE: &str = "kustomize-(devel)";
 
 /// Notes on every resource that a transformer of `level` ran, when the build tracks it.
 pub fn record(acc: &mut Accumulation, level: &Level, kind: &'static str) {
+    record_by(acc, &level.file, &ConfiguredBy::field(kind));
+}
+
+/// Notes on every resource that a transformer configured in `file` ran, when the build
+/// tracks it.
+pub fn record_by(acc: &mut Accumulation, file: &str, by: &ConfiguredBy) {
     if !acc.track {
         return;
     }
     for r in &mut acc.res.resources {
-        r.transformations.push((level.file.clone(), kind));
+        r.transformations.push((file.to_string(), by.clone()));
     }
+}
+
+/// The `configuredBy` lines of build metadata, indented by `indent`.
+fn configured_by(by: &ConfiguredBy, indent: &str) -> String {
+    let mut t = format!("{indent}apiVersion: builtin\n{indent}kind: {}\n", by.kind);
+    if !by.name.is_empty() {
+        t.push_str(&format!("{indent}name: {}\n", by.name));
+    }
+    if !by.namespace.is_empty() {
+        t.push_str(&format!("{indent}namespace: {}\n", by.namespace));
+    }
+    t
 }
 
 /// Adds what the top-level `buildMetadata` asks for.
@@ -50,19 +69,21 @@ pub fn finish(res: &mut ResMap, options: &[String], root: &BuildRoot, top: &Path
         relative(top, &abs)
     };
     for r in &mut res.resources {
-        let origin_text = match r.generator {
-            Some(kind) => format!(
-                "configuredIn: {}\nconfiguredBy:\n  apiVersion: builtin\n  kind: {kind}\n",
-                rel(&r.origin)
+        let origin_text = match &r.generator {
+            Some(by) => format!(
+                "configuredIn: {}\nconfiguredBy:\n{}",
+                rel(&r.origin),
+                configured_by(by, "  ")
             ),
             None => format!("path: {}\n", rel(&r.origin)),
         };
         let transformations = if transformers && !r.transformations.is_empty() {
             let mut t = String::new();
-            for (file, kind) in &r.transformations {
+            for (file, by) in &r.transformations {
                 t.push_str(&format!(
-                    "- configuredIn: {}\n  configuredBy:\n    apiVersion: builtin\n    kind: {kind}\n",
-                    rel(file)
+                    "- configuredIn: {}\n  configuredBy:\n{}",
+                    rel(file),
+                    configured_by(by, "    ")
                 ));
             }
             Some(t)

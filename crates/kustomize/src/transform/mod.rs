@@ -19,12 +19,19 @@ pub(crate) mod sort;
 pub(crate) mod vars;
 
 use crate::error::Result;
+use crate::plugins::Plugin;
 use crate::target::{Accumulation, Builder, Level};
 
 /// Runs a level's built-in transformers over everything accumulated so far: strategic merge
 /// patches, patches, namespace, prefix, suffix, labels, annotations, JSON 6902 patches,
 /// replicas, images, replacements.
-pub(crate) fn run(b: &Builder, level: &Level, acc: &mut Accumulation) -> Result<()> {
+/// Then the level's `transformers:` plugins, in order.
+pub(crate) fn run(
+    b: &Builder,
+    level: &Level,
+    acc: &mut Accumulation,
+    plugins: &[Plugin],
+) -> Result<()> {
     let k = &level.k;
     if !k.patches_strategic_merge.is_empty() {
         patch::strategic_merge_list(b, level, &mut acc.res)?;
@@ -77,6 +84,10 @@ pub(crate) fn run(b: &Builder, level: &Level, acc: &mut Accumulation) -> Result<
     if !k.replacements.is_empty() {
         replacements::run(b, level, &mut acc.res)?;
         metadata::record(acc, level, "ReplacementTransformer");
+    }
+    for p in plugins {
+        p.transform(b, level, &mut acc.res)?;
+        metadata::record_by(acc, &p.origin, &p.by);
     }
     Ok(())
 }

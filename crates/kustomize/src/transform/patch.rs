@@ -47,9 +47,13 @@ enum Parsed {
 }
 
 fn parse(src: &Source) -> Result<Parsed> {
-    let docs = yaml::parse_stream(&src.text, &src.file)?;
+    let docs = yaml::parse_stream_as(&src.text, &src.file, yaml::Dialect::Patches)?;
     if docs.len() == 1 && docs[0].value.is_array() {
-        return Ok(Parsed::Json6902(docs[0].value.clone()));
+        // kustomize reads a JSON 6902 patch with YAML 1.1 rules.
+        let ops = yaml::parse_stream_as(&src.text, &src.file, yaml::Dialect::Yaml11)?;
+        return Ok(Parsed::Json6902(
+            ops.into_iter().next().map_or(Value::Null, |d| d.value),
+        ));
     }
     let mut out = Vec::new();
     for d in docs {
@@ -114,7 +118,13 @@ pub fn patch(b: &Builder, level: &Level, p: &Patch, res: &mut ResMap) -> Result<
                     }
                     let mut keep = true;
                     for (doc, _) in &docs {
-                        if !strategic(&mut res.resources[i], doc, allow_name, allow_kind)? {
+                        if !strategic(
+                            b.schema(),
+                            &mut res.resources[i],
+                            doc,
+                            allow_name,
+                            allow_kind,
+                        )? {
                             keep = false;
                             break;
                         }
@@ -131,7 +141,13 @@ pub fn patch(b: &Builder, level: &Level, p: &Patch, res: &mut ResMap) -> Result<
                 for (doc, line) in &docs {
                     let id = patch_id(doc);
                     let idx = unique_target(res, &id, &src.file, *line, true)?;
-                    if !strategic(&mut res.resources[idx], doc, allow_name, allow_kind)? {
+                    if !strategic(
+                        b.schema(),
+                        &mut res.resources[idx],
+                        doc,
+                        allow_name,
+                        allow_kind,
+                    )? {
                         res.resources.remove(idx);
                     }
                 }
@@ -215,6 +231,7 @@ pub fn kustomize_id(id: &ResId) -> String {
 /// Applies a strategic merge patch document to a resource, keeping its name and kind unless
 /// allowed to change. Returns `false` when the patch deletes the resource.
 fn strategic(
+    schema: Option<&smp::CustomSchema>,
     r: &mut Resource,
     doc: &Map<String, Value>,
     allow_name: bool,
@@ -224,7 +241,7 @@ fn strategic(
     let name = r.name().to_string();
     let namespace = r.namespace().to_string();
     let had_namespace = r.metadata().is_some_and(|m| m.contains_key("namespace"));
-    let schema = Schema::for_gvk(&gvk);
+    let schema = Schema::for_gvk(&gvk, schema);
     let mut patch = doc.clone();
     if !allow_kind {
         patch.remove("kind");
@@ -255,7 +272,18 @@ fn strategic(
 /// `patchesStrategicMerge`: each entry a file or an inline patch, each document applied to the
 /// resource its own id names.
 pub fn strategic_merge_list(b: &Builder, level: &Level, res: &mut ResMap) -> Result<()> {
-    for entry in &level.k.patches_strategic_merge {
+    strategic_merge_entries(b, level, &level.k.patches_strategic_merge, res)
+}
+
+/// Strategic merge patch entries (files or inline patches) applied to the resources their
+/// documents name.
+pub fn strategic_merge_entries(
+    b: &Builder,
+    level: &Level,
+    entries: &[String],
+    res: &mut ResMap,
+) -> Result<()> {
+    for entry in entries {
         let looks_inline = entry.contains('\n') || entry.trim_start().starts_with('{');
         let src = if looks_inline {
             Source {
@@ -266,7 +294,7 @@ pub fn strategic_merge_list(b: &Builder, level: &Level, res: &mut ResMap) -> Res
             let (text, file) = b.read_text(level, entry)?;
             Source { text, file }
         };
-        let docs = yaml::parse_stream(&src.text, &src.file)?;
+        let docs = yaml::parse_stream_as(&src.text, &src.file, yaml::Dialect::Patches)?;
         for d in docs {
             let Value::Object(doc) = d.value else {
                 return Err(Error::in_file(
@@ -278,7 +306,7 @@ pub fn strategic_merge_list(b: &Builder, level: &Level, res: &mut ResMap) -> Res
             };
             let id = patch_id(&doc);
             let idx = unique_target(res, &id, &src.file, d.line, false)?;
-            if !strategic(&mut res.resources[idx], &doc, false, false)? {
+            if !strategic(b.schema(), &mut res.resources[idx], &doc, false, false)? {
                 res.resources.remove(idx);
             }
         }
@@ -296,7 +324,7 @@ pub fn json6902_entry(b: &Builder, level: &Level, p: &Patch, res: &mut ResMap) -
             "a patchesJson6902 entry must have a target",
         ));
     };
-    let value = yaml::parse_stream(&src.text, &src.file)?
+    let value = yaml::parse_stream_as(&src.text, &src.file, yaml::Dialect::Yaml11)?
         .into_iter()
         .next()
         .map(|d| d.value)
@@ -311,6 +339,29 @@ pub fn json6902_entry(b: &Builder, level: &Level, p: &Patch, res: &mut ResMap) -
         json6902(r, &ops, &src.file)?;
     }
     Ok(())
+}
+
+/// After a JSON patch kustomize holds annotation values as the text of their JSON form:
+/// `416`, `true`, `null`, and nothing for a list or a map.
+fn annotations_as_text(r: &mut Resource) {
+    let Some(annotations) = r
+        .obj
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("annotations"))
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for v in annotations.values_mut() {
+        let text = match v {
+            Value::String(_) => continue,
+            Value::Number(n) => yaml::go_json_number(n),
+            Value::Bool(b) => b.to_string(),
+            Value::Null => "null".to_string(),
+            Value::Array(_) | Value::Object(_) => String::new(),
+        };
+        *v = Value::String(text);
+    }
 }
 
 fn decode_ops(v: &Value, file: &str) -> Result<json_patch::Patch> {
@@ -351,6 +402,7 @@ fn json6902(r: &mut Resource, ops: &json_patch::Patch, file: &str) -> Result<()>
         Value::Object(m) => m,
         _ => Map::new(),
     };
+    annotations_as_text(r);
     result.map_err(|e| {
         Error::in_file(
             ErrorKind::Invalid,

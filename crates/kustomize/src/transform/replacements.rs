@@ -277,8 +277,18 @@ fn describe(s: &Selector) -> String {
 
 /// Runs a level's replacements in order.
 pub fn run(b: &Builder, level: &Level, res: &mut ResMap) -> Result<()> {
+    run_list(b, level, &level.k.replacements, res)
+}
+
+/// Runs replacements (inline, or files of them named relative to `level`) in order.
+pub fn run_list(
+    b: &Builder,
+    level: &Level,
+    list: &[ReplacementField],
+    res: &mut ResMap,
+) -> Result<()> {
     let mut all: Vec<Replacement> = Vec::new();
-    for r in &level.k.replacements {
+    for r in list {
         match r {
             ReplacementField::Inline(r) => all.push((**r).clone()),
             ReplacementField::Path { path } => {

@@ -10,15 +10,72 @@ use tidegate_schema::{builtin_definitions, builtin_resources};
 use crate::error::{Result, invalid};
 use crate::resource::Gvk;
 
+/// An OpenAPI document given by a kustomization's `openapi: {path: ...}`: it replaces the
+/// built-in Kubernetes schema for the whole build, as in kustomize (kinds it does not define
+/// have no schema, so their lists are replaced).
+#[derive(Debug)]
+pub struct CustomSchema {
+    definitions: Map<String, Value>,
+}
+
+impl CustomSchema {
+    /// Reads an OpenAPI v2 document (JSON or YAML) with `definitions`.
+    pub fn parse(doc: Value, file: &str) -> Result<CustomSchema> {
+        match doc {
+            Value::Object(mut m) => match m.remove("definitions") {
+                Some(Value::Object(definitions)) => Ok(CustomSchema { definitions }),
+                _ => Err(crate::error::Error::in_file(
+                    crate::error::ErrorKind::Invalid,
+                    file,
+                    "an openapi schema needs a `definitions` map",
+                )),
+            },
+            _ => Err(crate::error::Error::in_file(
+                crate::error::ErrorKind::Invalid,
+                file,
+                "an openapi schema must be a map",
+            )),
+        }
+    }
+
+    /// The definition whose `x-kubernetes-group-version-kind` names `gvk`.
+    fn definition(&self, gvk: &Gvk) -> Option<&Map<String, Value>> {
+        self.definitions
+            .values()
+            .filter_map(Value::as_object)
+            .find(|d| {
+                d.get("x-kubernetes-group-version-kind")
+                    .and_then(Value::as_array)
+                    .is_some_and(|list| {
+                        list.iter().any(|g| {
+                            let f = |k: &str| g.get(k).and_then(Value::as_str).unwrap_or("");
+                            f("group") == gvk.group
+                                && f("version") == gvk.version
+                                && f("kind") == gvk.kind
+                        })
+                    })
+            })
+    }
+}
+
 /// A position in the OpenAPI schema of the patched type.
 #[derive(Clone, Copy)]
 pub struct Schema<'a> {
     node: Option<&'a Map<String, Value>>,
+    /// The definitions `$ref`s point into.
+    definitions: &'a Map<String, Value>,
 }
 
 impl<'a> Schema<'a> {
-    /// The schema of a built-in type, or an empty one.
-    pub fn for_gvk(gvk: &Gvk) -> Schema<'static> {
+    /// The schema of a type: from the custom schema when the build has one, else built in; an
+    /// empty one when the type is unknown.
+    pub fn for_gvk(gvk: &Gvk, custom: Option<&'a CustomSchema>) -> Schema<'a> {
+        if let Some(custom) = custom {
+            return Schema {
+                node: custom.definition(gvk),
+                definitions: &custom.definitions,
+            };
+        }
         let defs = builtin_definitions();
         let res = builtin_resources();
         let info = res
@@ -28,20 +85,35 @@ impl<'a> Schema<'a> {
             .and_then(|i| i.definition.as_deref())
             .and_then(|d| defs.get(d))
             .and_then(Value::as_object);
-        Schema { node }
+        Schema {
+            node,
+            definitions: defs,
+        }
     }
 
-    fn resolve(v: Option<&'a Value>) -> Option<&'a Map<String, Value>> {
+    fn resolve(&self, v: Option<&'a Value>) -> Option<&'a Map<String, Value>> {
         let m = v?.as_object()?;
         match m.get("$ref").and_then(Value::as_str) {
             Some(r) => {
                 let name = r.strip_prefix("#/definitions/")?;
-                builtin_definitions().get(name)?.as_object()
+                // A custom schema's references fall back to the built-in definitions, as
+                // kustomize's do (kinds are still found only in the custom one).
+                self.definitions
+                    .get(name)
+                    .or_else(|| builtin_definitions().get(name))?
+                    .as_object()
             }
             None => match m.get("allOf").and_then(Value::as_array) {
-                Some(all) if all.len() == 1 => Self::resolve(all.first()),
+                Some(all) if all.len() == 1 => self.resolve(all.first()),
                 _ => Some(m),
             },
+        }
+    }
+
+    fn at(&self, node: Option<&'a Map<String, Value>>) -> Schema<'a> {
+        Schema {
+            node,
+            definitions: self.definitions,
         }
     }
 
@@ -56,20 +128,20 @@ impl<'a> Schema<'a> {
             .node
             .and_then(|n| n.get("properties"))
             .and_then(Value::as_object)
-            .and_then(|p| Self::resolve(p.get(name)))
+            .and_then(|p| self.resolve(p.get(name)))
             .or_else(|| {
                 self.node
-                    .and_then(|n| Self::resolve(n.get("additionalProperties")))
+                    .and_then(|n| self.resolve(n.get("additionalProperties")))
             });
-        Schema { node }
+        self.at(node)
     }
 
     /// The schema of a list field's items.
     fn items(&self, field: &str) -> Schema<'a> {
         let node = self
             .property(field)
-            .and_then(|p| Self::resolve(p.get("items")));
-        Schema { node }
+            .and_then(|p| self.resolve(p.get("items")));
+        self.at(node)
     }
 
     /// The list's merge keys: `x-kubernetes-list-map-keys`, else the patch merge key.

@@ -2,6 +2,11 @@
 
 use serde_json::Value;
 
+mod folded;
+mod resolve;
+
+pub use resolve::{Resolver, resolve_plain};
+
 /// A YAML stream could not be read.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid YAML in document {document}: {message}")]
@@ -31,15 +36,50 @@ pub fn node_budget(len: usize) -> usize {
 /// The message of a document that expands beyond its node budget (go-yaml's words).
 pub const EXCESSIVE_ALIASING: &str = "document contains excessive aliasing";
 
-/// Reads one value, refusing or counting duplicate keys and spending one unit of `budget`
-/// per value.
-struct Checked<'a> {
-    budget: &'a std::cell::Cell<usize>,
-    duplicates: Duplicates,
-    found: &'a std::cell::Cell<usize>,
+/// How a document is read: duplicate keys, the rules that type plain scalars, and whether
+/// annotation values keep their text.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
+    /// What a repeated key does.
+    pub duplicates: Duplicates,
+    /// Which rules type plain scalars.
+    pub resolver: Resolver,
+    /// A Kubernetes object's `metadata.annotations` values are read as the text written
+    /// (`1.10` stays `"1.10"`, `true` stays `"true"`), as kustomize reads them.
+    pub annotations_as_text: bool,
+    /// With `annotations_as_text`, a plain `null`, `~` or empty annotation value still reads
+    /// as null (in a strategic merge patch it removes the annotation).
+    pub annotation_nulls: bool,
+    /// Folded block scalars come out as go-yaml v3 writes and reads them back (see
+    /// `folded.rs`), as kustomize prints them.
+    pub go_folded_round_trip: bool,
 }
 
-impl Checked<'_> {
+impl ReadOptions {
+    /// YAML 1.2 typing with the given handling of repeated keys.
+    pub fn new(duplicates: Duplicates) -> ReadOptions {
+        ReadOptions {
+            duplicates,
+            resolver: Resolver::Yaml12,
+            annotations_as_text: false,
+            annotation_nulls: false,
+            go_folded_round_trip: false,
+        }
+    }
+}
+
+/// What one document read shares: the options, the text read (to tell a plain scalar from a
+/// quoted one), the node budget and the count of repeated keys.
+struct Reader<'a> {
+    options: ReadOptions,
+    src: &'a str,
+    budget: std::cell::Cell<usize>,
+    found: std::cell::Cell<usize>,
+    /// Folded scalars of `src` and the values go-yaml's round trip makes of them.
+    folded: &'a std::collections::HashMap<String, String>,
+}
+
+impl Reader<'_> {
     fn spend<E: serde::de::Error>(&self) -> Result<(), E> {
         match self.budget.get().checked_sub(1) {
             Some(left) => {
@@ -50,11 +90,74 @@ impl Checked<'_> {
         }
     }
 
-    fn again(&self) -> Checked<'_> {
+    /// Whether `v`, handed out by the parser as a slice of the text, was written as a plain
+    /// scalar: not inside quotes and not after an explicit tag. Scalars the parser had to
+    /// rewrite (escapes, folding) are not slices of the text and never count as plain.
+    fn is_plain(&self, v: &str) -> bool {
+        let base = self.src.as_ptr() as usize;
+        let at = v.as_ptr() as usize;
+        if at < base || at + v.len() > base + self.src.len() {
+            return false;
+        }
+        let Some(before) = self.src.get(..at - base) else {
+            return false;
+        };
+        if before.ends_with(['"', '\'']) {
+            return false;
+        }
+        let token = before
+            .trim_end_matches([' ', '\t'])
+            .rsplit([' ', '\t', '\n', '\r'])
+            .next()
+            .unwrap_or("");
+        !token.starts_with('!')
+    }
+
+    fn string<E: serde::de::Error>(&self, v: &str, plain: bool) -> Result<Value, E> {
+        self.spend()?;
+        if plain && let Some(typed) = resolve::resolve_plain(v, self.options.resolver) {
+            return Ok(typed);
+        }
+        Ok(Value::String(v.to_string()))
+    }
+}
+
+/// Where in a Kubernetes object a value sits, as far as reading it cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// A document's top level (or an item of a `List`).
+    Object,
+    /// `metadata`.
+    Metadata,
+    /// `metadata.annotations`.
+    Annotations,
+    /// `items`.
+    Items,
+    /// Anywhere else.
+    Other,
+}
+
+/// Reads one value, refusing or counting duplicate keys and spending one unit of the budget
+/// per value.
+struct Checked<'a> {
+    reader: &'a Reader<'a>,
+    place: Place,
+}
+
+impl<'a> Checked<'a> {
+    fn at(&self, place: Place) -> Checked<'a> {
         Checked {
-            budget: self.budget,
-            duplicates: self.duplicates,
-            found: self.found,
+            reader: self.reader,
+            place,
+        }
+    }
+
+    fn child(&self, key: &str) -> Place {
+        match (self.place, key) {
+            (Place::Object, "metadata") => Place::Metadata,
+            (Place::Object, "items") => Place::Items,
+            (Place::Metadata, "annotations") => Place::Annotations,
+            _ => Place::Other,
         }
     }
 }
@@ -73,65 +176,142 @@ impl<'de> serde::de::Visitor<'de> for Checked<'_> {
         f.write_str("any valid YAML value")
     }
     fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
-        self.spend()?;
+        self.reader.spend()?;
         Ok(Value::Bool(v))
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
-        self.spend()?;
+        self.reader.spend()?;
         Ok(Value::from(v))
     }
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
-        self.spend()?;
+        self.reader.spend()?;
         Ok(Value::from(v))
     }
+    fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Value, E> {
+        // Beyond 64 bits Go reads a float, as JSON readers do.
+        self.visit_f64(v as f64)
+    }
+    fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Value, E> {
+        self.visit_f64(v as f64)
+    }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
-        self.spend()?;
+        self.reader.spend()?;
         Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
     }
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
-        self.spend()?;
-        Ok(Value::String(v.to_string()))
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Value, E> {
+        let plain = self.reader.options.resolver != Resolver::Yaml12 && self.reader.is_plain(v);
+        self.reader.string(v, plain)
     }
-    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
-        self.spend()?;
-        Ok(Value::String(v))
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        // Folded block scalars are never slices of the text.
+        if let Some(changed) = self.reader.folded.get(v) {
+            self.reader.spend()?;
+            return Ok(Value::String(changed.clone()));
+        }
+        self.reader.string(v, false)
     }
     fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
-        self.spend()?;
+        self.reader.spend()?;
         Ok(Value::Null)
     }
     fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
-        self.spend()?;
+        self.reader.spend()?;
         Ok(Value::Null)
     }
     fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        self.spend()?;
+        self.reader.spend()?;
+        let element = if self.place == Place::Items {
+            Place::Object
+        } else {
+            Place::Other
+        };
         let mut out = Vec::new();
-        while let Some(v) = seq.next_element_seed(self.again())? {
+        while let Some(v) = seq.next_element_seed(self.at(element))? {
             out.push(v);
         }
         Ok(Value::Array(out))
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        self.spend()?;
+        self.reader.spend()?;
         let mut out = serde_json::Map::new();
+        let as_text = self.place == Place::Annotations && self.reader.options.annotations_as_text;
+        let mut merges: Vec<Vec<serde_json::Map<String, Value>>> = Vec::new();
         loop {
             // A duplicate is refused while the key is read, so the error carries its line.
             let key = map.next_key_seed(Key {
                 seen: &out,
-                refuse: self.duplicates == Duplicates::Refuse,
+                refuse: self.reader.options.duplicates == Duplicates::Refuse,
             })?;
             let Some(key) = key else { break };
             if out.contains_key(&key) {
-                self.found.set(self.found.get() + 1);
+                self.reader.found.set(self.reader.found.get() + 1);
             }
-            let value = map.next_value_seed(self.again())?;
+            let value = if as_text {
+                self.reader.spend()?;
+                map.next_value_seed(Text(self.reader))?
+            } else {
+                map.next_value_seed(self.at(self.child(&key)))?
+            };
+            if key == "<<"
+                && self.reader.options.resolver == Resolver::GoV3
+                && let Some(sources) = merge_sources(&value)
+            {
+                merges.push(sources);
+                continue;
+            }
             out.insert(key, value);
         }
+        // go-yaml v3's merge keys: keys written in the mapping win over merged ones, and of a
+        // list of mappings the earlier wins.
+        for sources in merges {
+            for source in sources {
+                for (k, v) in source {
+                    if !out.contains_key(&k) {
+                        out.insert(k, v);
+                    }
+                }
+            }
+        }
         Ok(Value::Object(out))
+    }
+}
+
+/// The mappings a merge key (`<<`) brings in: one mapping or a list of them.
+fn merge_sources(v: &Value) -> Option<Vec<serde_json::Map<String, Value>>> {
+    match v {
+        Value::Object(m) => Some(vec![m.clone()]),
+        Value::Array(items) => items.iter().map(|i| i.as_object().cloned()).collect(),
+        _ => None,
+    }
+}
+
+/// A scalar read as the text written (or null, when the reader keeps plain nulls).
+struct Text<'a>(&'a Reader<'a>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Text<'_> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Text<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Value, E> {
+        let null = matches!(v, "" | "~" | "null" | "Null" | "NULL");
+        if null && self.0.options.annotation_nulls && self.0.is_plain(v) {
+            return Ok(Value::Null);
+        }
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
     }
 }
 
@@ -169,17 +349,64 @@ pub fn read_value<'de, D: serde::Deserializer<'de>>(
     len: usize,
     duplicates: Duplicates,
 ) -> Result<(Value, usize), D::Error> {
-    let budget = std::cell::Cell::new(node_budget(len));
-    let found = std::cell::Cell::new(0);
+    let reader = Reader {
+        options: ReadOptions::new(duplicates),
+        src: "",
+        budget: std::cell::Cell::new(node_budget(len)),
+        found: std::cell::Cell::new(0),
+        folded: &std::collections::HashMap::new(),
+    };
+    read_with(d, &reader)
+}
+
+/// Reads the documents of one text as `options` say; what is learnt from the whole text
+/// (its folded scalars) is learnt once.
+pub struct StreamReader<'a> {
+    options: ReadOptions,
+    src: &'a str,
+    folded: std::collections::HashMap<String, String>,
+}
+
+impl<'a> StreamReader<'a> {
+    /// A reader of the documents `yaml_serde` reads from `text`.
+    pub fn new(text: &'a str, options: ReadOptions) -> StreamReader<'a> {
+        StreamReader {
+            options,
+            src: text,
+            folded: if options.go_folded_round_trip {
+                folded::round_trips(text)
+            } else {
+                std::collections::HashMap::new()
+            },
+        }
+    }
+
+    /// Reads one document of the text. Returns the value and the number of duplicate keys
+    /// kept last-wins.
+    pub fn read<'de, D: serde::Deserializer<'de>>(&self, d: D) -> Result<(Value, usize), D::Error> {
+        let reader = Reader {
+            options: self.options,
+            src: self.src,
+            budget: std::cell::Cell::new(node_budget(self.src.len())),
+            found: std::cell::Cell::new(0),
+            folded: &self.folded,
+        };
+        read_with(d, &reader)
+    }
+}
+
+fn read_with<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    reader: &Reader<'_>,
+) -> Result<(Value, usize), D::Error> {
     let value = serde::de::DeserializeSeed::deserialize(
         Checked {
-            budget: &budget,
-            duplicates,
-            found: &found,
+            reader,
+            place: Place::Object,
         },
         d,
     )?;
-    Ok((value, found.get()))
+    Ok((value, reader.found.get()))
 }
 
 /// Checks that `text` does not expand beyond its node budget through aliases, before it is
