@@ -405,6 +405,18 @@ async fn apply_bad_input() {
         err.contains("duplicate entries for key [name=\"web\"]"),
         "{err}"
     );
+    // A value of the wrong type cannot become a typed patch object (a map in a ConfigMap's
+    // data): refused, nothing stored.
+    let err = t.fails_stdin(
+        &["apply", "--server-side", "--field-manager=a", "-f", "-"],
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typed\n  namespace: ssa\ndata:\n  a: {not: a string}\n",
+    );
+    assert!(
+        err.contains("failed to create typed patch object (/v1, Kind=ConfigMap)")
+            && err.contains("ConfigMap.data of type string"),
+        "{err}"
+    );
+    t.fails(&["-n", "ssa", "get", "configmap", "typed"]);
     // A strategic merge patch of a missing object.
     let err = t.fails(&[
         "-n",

@@ -143,6 +143,21 @@ fn apply(req: &Req, name: &str, part: Part, sub: Option<&str>, body: &[u8]) -> A
             "error decoding YAML: the apply patch must be a YAML or JSON object",
         ));
     }
+    // A value of the wrong type for its field cannot become a typed patch object.
+    if !req.res.custom
+        && let Some(def) = req.res.definition.as_deref()
+        && let Some(err) = crate::typecheck::first_error(def, &patch)
+    {
+        let group_version = if req.res.group.is_empty() {
+            format!("/{}", req.res.version)
+        } else {
+            format!("{}/{}", req.res.group, req.res.version)
+        };
+        return Err(ApiError::bad_request(format!(
+            "failed to create typed patch object ({group_version}, Kind={}): {err}",
+            req.res.kind
+        )));
+    }
     if let Some(n) = patch.pointer("/metadata/name").and_then(Value::as_str)
         && n != name
     {
