@@ -7,8 +7,9 @@ pub enum Error {
     /// One object could not be applied, validated, read or deleted; the message names it.
     #[error("{0}")]
     Object(String),
-    /// The set failed validation; nothing was written. One line per invalid object.
-    #[error("{}", .0.join("\n"))]
+    /// The set failed validation; nothing was written. One entry per invalid object, in the
+    /// set's order; the message is the first, as Flux reports the first failed dry-run.
+    #[error("{}", .0.first().map(String::as_str).unwrap_or("validation failed"))]
     Validation(Vec<String>),
     /// A wait for health or readiness did not succeed (Flux's wording).
     #[error("{0}")]

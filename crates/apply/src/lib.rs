@@ -20,6 +20,7 @@ mod prune;
 pub mod resolve;
 pub mod sort;
 pub mod state;
+mod status_index;
 pub mod store;
 pub mod takeover;
 pub mod wait;

@@ -60,6 +60,21 @@ pub struct LiveIndex {
     client: Client,
     mode: Mode,
     resources: Arc<RwLock<HashMap<ResourceKey, ResourceIndex>>>,
+    watches: Arc<Watches>,
+}
+
+/// The index's watch tasks, stopped when the last copy of the index goes: a controller that
+/// stops leaves no watch behind to fail against a server that has gone.
+#[derive(Default)]
+struct Watches(std::sync::Mutex<Vec<tokio::task::AbortHandle>>);
+
+impl Drop for Watches {
+    fn drop(&mut self) {
+        let tasks = self.0.get_mut().unwrap_or_else(|e| e.into_inner());
+        for t in tasks.drain(..) {
+            t.abort();
+        }
+    }
 }
 
 fn key_of(target: &Target) -> ResourceKey {
@@ -90,6 +105,7 @@ impl LiveIndex {
             client,
             mode,
             resources: Arc::default(),
+            watches: Arc::default(),
         }
     }
 
@@ -121,7 +137,7 @@ impl LiveIndex {
         let api: kube::Api<PartialObjectMeta<DynamicObject>> =
             kube::Api::all_with(self.client.clone(), &target.resource);
         let resources = self.resources.clone();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let mut pending: HashMap<(String, String), LiveObject> = HashMap::new();
             let mut stream = watcher::watcher(api, watcher::Config::default()).boxed();
             while let Some(event) = stream.next().await {
@@ -163,6 +179,11 @@ impl LiveIndex {
                 }
             }
         });
+        self.watches
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(task.abort_handle());
     }
 
     async fn list(&self, target: &Target, namespaces: &HashSet<String>) -> Result<(), Error> {

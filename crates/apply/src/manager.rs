@@ -148,6 +148,8 @@ pub struct ResourceManager {
     pub(crate) options: ManagerOptions,
     pub(crate) resolver: std::sync::Arc<Resolver>,
     pub(crate) live: LiveIndex,
+    /// Health from shared watches (controllers); `None`: each wait opens its own watches.
+    pub(crate) status: Option<crate::status_index::StatusIndex>,
     /// The other owners this manager's applies took objects from (see [`Self::taken_from`]).
     pub(crate) taken_from: std::sync::Mutex<Vec<Owner>>,
 }
@@ -158,6 +160,8 @@ impl ResourceManager {
         ResourceManager {
             resolver: std::sync::Arc::new(Resolver::new(client.clone())),
             live: LiveIndex::new(client.clone(), options.live_mode),
+            status: (options.live_mode == crate::live::Mode::Watch)
+                .then(|| crate::status_index::StatusIndex::new(client.clone())),
             client,
             options,
             taken_from: std::sync::Mutex::default(),
@@ -176,7 +180,19 @@ impl ResourceManager {
             },
             resolver: self.resolver.clone(),
             live: self.live.clone(),
+            // Health is read with the identity that waits, so another identity watches for
+            // itself.
+            status: None,
             taken_from: std::sync::Mutex::default(),
+        }
+    }
+
+    /// A manager for another owner with this one's identity: it shares the discovery cache,
+    /// the live-object index and the health index.
+    pub fn derive_shared(&self, owner: Option<Owner>) -> ResourceManager {
+        ResourceManager {
+            status: self.status.clone(),
+            ..self.derive(self.client.clone(), owner)
         }
     }
 
@@ -600,17 +616,9 @@ impl ResourceManager {
         if errors.is_empty() {
             Ok(entries)
         } else {
-            let done: Vec<String> = entries
-                .iter()
-                .filter(|e| e.action.changed())
-                .map(ToString::to_string)
-                .collect();
-            let mut message = errors.join("\n");
-            if !done.is_empty() {
-                message.push('\n');
-                message.push_str(&done.join("\n"));
-            }
-            Err(Error::Object(message))
+            // The first failure, as Flux's apply stops at it; what was written before it is
+            // recorded in `state`.
+            Err(Error::Object(errors.swap_remove(0)))
         }
     }
 }

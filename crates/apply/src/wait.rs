@@ -7,6 +7,7 @@ use crate::health::{self, Status};
 use crate::manager::ResourceManager;
 use crate::resolve::Target;
 use crate::sort::apply_order;
+use crate::status_index::StatusIndex;
 use futures::StreamExt;
 use kube::runtime::watcher;
 use serde_json::Value;
@@ -52,6 +53,9 @@ impl ResourceManager {
     ) -> Result<(), Error> {
         if objects.is_empty() {
             return Ok(());
+        }
+        if let Some(index) = &self.status {
+            return self.wait_shared(index, objects, options).await;
         }
         let mut order: Vec<ObjectRef> = objects.iter().map(|(r, _)| r.clone()).collect();
         order.sort_by(apply_order);
@@ -188,6 +192,71 @@ impl ResourceManager {
 }
 
 impl ResourceManager {
+    /// The wait of a controller's manager: statuses from the shared index, woken by changes in
+    /// the namespaces waited on; nothing is opened per wait.
+    async fn wait_shared(
+        &self,
+        index: &StatusIndex,
+        objects: &[(ObjectRef, String)],
+        options: &WaitOptions,
+    ) -> Result<(), Error> {
+        let mut order: Vec<ObjectRef> = objects.iter().map(|(r, _)| r.clone()).collect();
+        order.sort_by(apply_order);
+        order.dedup();
+        let mut targets: Vec<(ObjectRef, Option<Target>)> = Vec::with_capacity(objects.len());
+        let mut namespaces: HashSet<String> = HashSet::new();
+        for (r, api_version) in objects {
+            let target = self.resolver.resolve(api_version, &r.kind).await?;
+            if let Some(t) = &target {
+                index.cover(t);
+                namespaces.insert(if t.namespaced {
+                    r.namespace.clone()
+                } else {
+                    String::new()
+                });
+            }
+            targets.push((r.clone(), target));
+        }
+        let notifiers: Vec<_> = namespaces.iter().map(|ns| index.notifier(ns)).collect();
+        let deadline = tokio::time::sleep(options.timeout);
+        tokio::pin!(deadline);
+        loop {
+            // Registered before looking, so a change between the look and the wait wakes it.
+            let mut changed: Vec<_> = notifiers.iter().map(|n| Box::pin(n.notified())).collect();
+            for c in &mut changed {
+                c.as_mut().enable();
+            }
+            let statuses: HashMap<ObjectRef, Status> = targets
+                .iter()
+                .map(|(r, t)| {
+                    let s = match t {
+                        Some(t) => index.status(t, r).unwrap_or(Status::Unknown),
+                        None => Status::NotFound,
+                    };
+                    (r.clone(), s)
+                })
+                .collect();
+            if let Some(result) = evaluate(&order, &statuses, options) {
+                return result;
+            }
+            if changed.is_empty() {
+                (&mut deadline).await;
+            } else {
+                tokio::select! {
+                    _ = &mut deadline => {}
+                    _ = futures::future::select_all(changed) => continue,
+                }
+            }
+            return Err(report(
+                "timeout waiting for",
+                &order,
+                &statuses,
+                options,
+                |s| s != Status::Current,
+            ));
+        }
+    }
+
     /// Lists each group once and records the statuses seen (absent objects as `NotFound`).
     /// False when a list failed (the watches will tell).
     async fn probe(

@@ -162,7 +162,7 @@ fn bad_trees() -> Vec<BadTree> {
         ("broken anchor in kustomization.yaml", vec![extra(), ks("resources:\n- extra.yaml\n&*:\n")], "kustomization.yaml"),
         ("unknown kustomization field", vec![extra(), ks("resources:\n- extra.yaml\nbogusField: 1\n")], "bogusField"),
         ("resource outside the artifact", vec![extra(), ks("resources:\n- extra.yaml\n- ../../../../../../etc/passwd\n")], "passwd"),
-        ("exec plugin", vec![extra(), ks("resources:\n- extra.yaml\ngenerators:\n- gen.yaml\n"), ("gen.yaml", "apiVersion: someteam.example.com/v1\nkind: ChartInflator\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: /bin/sh\n".into())], "plugins and exec functions never run"),
+        ("exec plugin", vec![extra(), ks("resources:\n- extra.yaml\ngenerators:\n- gen.yaml\n"), ("gen.yaml", "apiVersion: someteam.example.com/v1\nkind: ChartInflator\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: /bin/sh\n".into())], "is a KRM function (container or exec); Tidegate runs only kustomize's builtin generators and transformers"),
         ("helm charts", vec![extra(), ks("resources:\n- extra.yaml\nhelmCharts:\n- name: x\n  repo: https://example.invalid\n"), ], "helm"),
         ("SOPS-encrypted Secret", vec![extra(), ("secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: apps\ndata:\n  k: ENC[AES256_GCM,data:x,iv:y,tag:z,type:str]\nsops:\n  mac: x\n".into())], "is SOPS encrypted, configuring decryption is required"),
         ("missing namespace", vec![extra(), ("elsewhere.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: nowhere\n".into())], "namespaces \"nowhere\" not found"),

@@ -50,7 +50,7 @@ pub(super) async fn manager_for(
     let user = service_account(obj, ctx).map(|sa| service_account_user(&namespace, &sa));
     let Some(kube_config) = &obj.spec.kube_config else {
         let Some(user) = user else {
-            return Ok(ctx.manager.derive(ctx.client.clone(), owner));
+            return Ok(ctx.manager.derive_shared(owner));
         };
         let cache_key = format!("impersonate:{user}");
         let cached = ctx

@@ -92,6 +92,10 @@ pub struct Context {
     /// The newest resourceVersion of each Kustomization this controller wrote or read: a
     /// reconcile never starts from an older cached copy (read-your-writes).
     versions: crate::fresh::Versions,
+    /// `--concurrent` permits: held while a reconcile builds, applies and prunes, given back
+    /// while it waits for health, so any number can wait while the CPU-bound work stays
+    /// bounded.
+    work: Arc<tokio::sync::Semaphore>,
     /// Requests a reconcile of a Kustomization (one whose object another one took over).
     wake:
         futures::channel::mpsc::UnboundedSender<kube::runtime::reflector::ObjectRef<Kustomization>>,
@@ -136,6 +140,7 @@ pub async fn run(
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let ctx = Arc::new(Context {
         wake: tx.clone(),
+        work: Arc::new(tokio::sync::Semaphore::new(concurrency as usize)),
         recorder: Recorder::new(client.clone(), FIELD_MANAGER),
         client,
         config,
@@ -188,7 +193,8 @@ pub async fn run(
         );
     Controller::for_stream(trigger, kreader)
         .reconcile_on(rx)
-        .with_config(kube::runtime::controller::Config::default().concurrency(concurrency))
+        // Unbounded here: `work` bounds what costs CPU, waits cost nothing.
+        .with_config(kube::runtime::controller::Config::default().concurrency(0))
         .graceful_shutdown_on(shutdown)
         .run(reconcile_one, error_policy, ctx)
         .for_each(|res| async move {

@@ -109,6 +109,9 @@ struct Status<'a> {
     written: KustomizationStatus,
     st: KustomizationStatus,
     generation: Option<i64>,
+    /// The worker permit held while this reconcile builds and applies; given back before it
+    /// waits for health.
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl Status<'_> {
@@ -188,6 +191,7 @@ pub(super) async fn reconcile(
         st: written.clone(),
         written,
         generation: obj.metadata.generation,
+        permit: None,
     };
     let requested = obj.annotations().get(RECONCILE_REQUESTED_AT).cloned();
     let outcome = match source_artifact(obj, ctx) {
@@ -220,9 +224,12 @@ pub(super) async fn reconcile(
                     record_conditions(ctx, &labels, &status.st);
                     return Ok(Action::requeue(ctx.options.requeue_dependency));
                 }
-                Ok(()) => steps(obj, ctx, &mut status, &artifact, &t, &requested)
-                    .await
-                    .map(|done| (done, artifact)),
+                Ok(()) => {
+                    status.permit = ctx.work.clone().acquire_owned().await.ok();
+                    steps(obj, ctx, &mut status, &artifact, &t, &requested)
+                        .await
+                        .map(|done| (done, artifact))
+                }
             }
         }
     };
@@ -721,6 +728,8 @@ async fn check_health(
         fail_fast: true,
         ttl_jobs: ttl_jobs.clone(),
     };
+    // Waiting costs no CPU: the worker permit goes to the next reconcile.
+    status.permit = None;
     if let Err(e) = manager.wait(&refs, &options).await {
         ctx.healthy
             .lock()
