@@ -121,6 +121,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 };
                 let _ = s.save(&keep).await;
             }
+            // Every invalid object, one per line.
+            if let tidegate_apply::Error::Validation(all) = &e {
+                anyhow::bail!("{}", all.join("\n"));
+            }
             anyhow::bail!("{e}");
         }
     };

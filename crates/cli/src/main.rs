@@ -10,6 +10,7 @@ mod flux;
 mod git_ref;
 mod install;
 mod kustomize;
+mod logging;
 mod up;
 
 use clap::{Parser, Subcommand};
@@ -110,12 +111,25 @@ fn limit_malloc_arenas() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn limit_malloc_arenas() {}
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     limit_malloc_arenas();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            flux::failure(&flux::one_line(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // `up` shows its first reconcile in its own lines; the controllers' warnings (which would
+    // say the same failures again) join in once it hands over.
+    let quiet_until_handover = cli.log_level.is_none() && matches!(cli.command, Command::Up(_));
     let level = cli.log_level.clone().unwrap_or_else(|| {
-        if matches!(cli.command, Command::Up(_)) {
-            "warn".into()
+        if quiet_until_handover {
+            "error".into()
         } else if matches!(
             cli.command,
             Command::Get(_)
@@ -141,22 +155,13 @@ fn main() -> anyhow::Result<()> {
             "info".into()
         }
     });
-    let filter = tracing_subscriber::EnvFilter::try_new(&level)
-        .map_err(|e| anyhow::anyhow!("invalid --log-level {level:?}: {e}"))?;
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if cli.log_json {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
+    logging::init(&level, cli.log_json, quiet_until_handover.then_some("warn"))?;
     let command = match cli.command {
         Command::Kustomize(args) => return kustomize::run(args),
         Command::Install(args) => match install::export(&args) {
             Ok(true) => return Ok(()),
             Ok(false) => Command::Install(args),
-            Err(e) => return flux_verb(Err(e)),
+            Err(e) => return Err(e),
         },
         Command::Build(b @ build::Build::Artifact(_)) => return build::run(b),
         Command::Completion { shell } => {
@@ -177,36 +182,27 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async {
         match command {
             Command::Up(args) => up::run(args).await,
-            Command::Get(w) => flux_verb(flux::get::run(w).await),
-            Command::Reconcile(w) => flux_verb(flux::reconcile::run(w).await),
-            Command::Suspend(w) => flux_verb(flux::suspend::run(w, false).await),
-            Command::Resume(w) => flux_verb(flux::suspend::run(w, true).await),
-            Command::Version(a) => flux_verb(flux::version::run(a).await),
-            Command::Create(w) => flux_verb(flux::create::run(w).await),
-            Command::Export(w) => flux_verb(flux::export::run(w).await),
-            Command::Delete(w) => flux_verb(flux::delete::run(w).await),
-            Command::Tree(w) => flux_verb(flux::tree::run(w).await),
-            Command::Stats(a) => flux_verb(flux::stats::run(a).await),
-            Command::Events(a) => flux_verb(flux::events::run(a).await),
-            Command::Trace(a) => flux_verb(flux::trace::run(a).await),
-            Command::Check(a) => flux_verb(flux::check::run(a).await),
-            Command::Uninstall(a) => flux_verb(flux::uninstall::run(a).await),
+            Command::Get(w) => flux::get::run(w).await,
+            Command::Reconcile(w) => flux::reconcile::run(w).await,
+            Command::Suspend(w) => flux::suspend::run(w, false).await,
+            Command::Resume(w) => flux::suspend::run(w, true).await,
+            Command::Version(a) => flux::version::run(a).await,
+            Command::Create(w) => flux::create::run(w).await,
+            Command::Export(w) => flux::export::run(w).await,
+            Command::Delete(w) => flux::delete::run(w).await,
+            Command::Tree(w) => flux::tree::run(w).await,
+            Command::Stats(a) => flux::stats::run(a).await,
+            Command::Events(a) => flux::events::run(a).await,
+            Command::Trace(a) => flux::trace::run(a).await,
+            Command::Check(a) => flux::check::run(a).await,
+            Command::Uninstall(a) => flux::uninstall::run(a).await,
             Command::Diff(w) => flux::diff::run(w).await,
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,
-            Command::Build(build::Build::Kustomization(a)) => flux_verb(flux::build::run(a).await),
-            Command::Install(a) => flux_verb(install::run(a).await),
+            Command::Build(build::Build::Kustomization(a)) => flux::build::run(a).await,
+            Command::Install(a) => install::run(a).await,
             Command::Kustomize(_) | Command::Build(_) | Command::Completion { .. } => Ok(()),
         }
     })
-}
-
-/// Flux's way of ending a verb: `✗ message` on stderr and exit code 1.
-fn flux_verb(result: anyhow::Result<()>) -> anyhow::Result<()> {
-    if let Err(e) = result {
-        flux::failure(&format!("{e:#}"));
-        std::process::exit(1);
-    }
-    Ok(())
 }

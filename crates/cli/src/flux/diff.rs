@@ -107,6 +107,7 @@ async fn diff(a: &super::build::Args) -> anyhow::Result<bool> {
         .await
         .map_err(|e| super::api_error(&e))?;
     let mut changed = false;
+    let mut errors: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let params = PatchParams::apply(tidegate_controllers::kustomization::FIELD_MANAGER)
         .force()
@@ -118,9 +119,12 @@ async fn diff(a: &super::build::Args) -> anyhow::Result<bool> {
         let (group, version) = tidegate_core::object_ref::split_api_version(api_version);
         let gvk = kube::core::GroupVersionKind::gvk(group, version, &r.kind);
         let Some((res, caps)) = discovery.resolve_gvk(&gvk) else {
-            // A kind the cluster does not serve yet (its CRD is in the same build).
-            println!("► {r} created");
-            changed = true;
+            // As Flux: a kind the cluster does not serve (even when its CRD is in the same
+            // build) cannot be dry-run; the error is gathered and the other objects diffed.
+            errors.push(format!(
+                "{r} dry-run failed: no matches for kind \"{}\" in version \"{api_version}\"",
+                r.kind
+            ));
             continue;
         };
         let api: Api<DynamicObject> = if caps.scope == Scope::Namespaced {
@@ -128,19 +132,25 @@ async fn diff(a: &super::build::Args) -> anyhow::Result<bool> {
         } else {
             Api::all_with(client.clone(), &res)
         };
-        let live = api
-            .get_opt(&r.name)
-            .await
-            .map_err(|e| anyhow::anyhow!("{r}: {}", super::api_error(&e)))?;
+        let live = match api.get_opt(&r.name).await {
+            Ok(live) => live,
+            Err(e) => {
+                errors.push(format!("{r}: {}", super::api_error(&e)));
+                continue;
+            }
+        };
         let Some(live) = live else {
             println!("► {r} created");
             changed = true;
             continue;
         };
-        let merged = api
-            .patch(&r.name, &params, &Patch::Apply(obj))
-            .await
-            .map_err(|e| anyhow::anyhow!("{r} dry-run failed: {}", super::api_error(&e)))?;
+        let merged = match api.patch(&r.name, &params, &Patch::Apply(obj)).await {
+            Ok(merged) => merged,
+            Err(e) => {
+                errors.push(format!("{r} dry-run failed: {}", super::api_error(&e)));
+                continue;
+            }
+        };
         let (mut before, mut after) =
             (serde_json::to_value(&live)?, serde_json::to_value(&merged)?);
         strip(&mut before);
@@ -172,7 +182,12 @@ async fn diff(a: &super::build::Args) -> anyhow::Result<bool> {
             }
         }
     }
-    Ok(changed)
+    // Errors end the run after every other object was diffed, in Kubernetes' aggregate form.
+    match errors.len() {
+        0 => Ok(changed),
+        1 => Err(anyhow::anyhow!("{}", errors[0])),
+        _ => Err(anyhow::anyhow!("[{}]", errors.join(", "))),
+    }
 }
 
 /// Runs `diff`; exits with Flux's codes.
@@ -182,7 +197,7 @@ pub async fn run(what: What) -> ! {
         Ok(false) => std::process::exit(0),
         Ok(true) => std::process::exit(1),
         Err(e) => {
-            super::failure(&format!("{e:#}"));
+            super::failure(&super::one_line(&e));
             std::process::exit(2)
         }
     }

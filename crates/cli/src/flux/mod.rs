@@ -72,6 +72,23 @@ pub fn waiting(message: &str) {
     line("◎", "33", message);
 }
 
+/// An error and its causes on one line, each cause once: a context that already quotes its
+/// cause's text is not followed by that text again.
+pub fn one_line(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 /// `✗ message` (the failure that ends a verb).
 pub fn failure(message: &str) {
     line("✗", "31", message);

@@ -7,19 +7,19 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
-use kube::{Api, Client};
+use kube::Client;
 use serde_json::Value;
-use tidegate_api::Kustomization;
-use tidegate_api::conditions::{self, READY};
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{gitrepository, kustomization, leader};
 use tidegate_source::storage::{Retention, Storage};
 
 use crate::controllers::{KUSTOMIZE, SOURCE, Set, wait_for_signal};
+
+mod progress;
 
 /// Flags of `tidegate up`.
 #[derive(clap::Args)]
@@ -61,7 +61,8 @@ pub struct Args {
     /// Serve the controllers' Prometheus metrics (`gotk_*`) on this address.
     #[arg(long)]
     metrics_addr: Option<SocketAddr>,
-    /// How long to show the first reconcile before handing over.
+    /// The longest the first reconcile is shown before handing over; `up` hands over as soon
+    /// as it settles, failed or not.
     #[arg(long, default_value = "5m", value_parser = tidegate_core::duration::parse)]
     wait_timeout: Duration,
 }
@@ -80,7 +81,7 @@ fn spinner() -> ProgressBar {
 }
 
 /// Prints a finished step above the spinner (or plainly when not on a terminal).
-fn done(bar: &ProgressBar, line: &str) {
+pub(crate) fn done(bar: &ProgressBar, line: &str) {
     if bar.is_hidden() {
         eprintln!("{line}");
     } else {
@@ -88,13 +89,88 @@ fn done(bar: &ProgressBar, line: &str) {
     }
 }
 
-/// Runs everything until Ctrl-C or SIGTERM.
+/// What `up` has started so far; stopped in reverse order on the way out.
+#[derive(Default)]
+struct Running {
+    server: Option<tidegate_apiserver::ApiServer>,
+    controllers: Option<(
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    )>,
+    /// The artifact and metrics servers and the lease keeper.
+    background: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Stops the controllers (they finish their work and close their watches), then the
+    /// background servers and the lease keeper, then the API server: nothing is left talking
+    /// to a server that has gone.
+    async fn stop(mut self) {
+        if let Some((stop, handle)) = self.controllers.take() {
+            let _ = stop.send(());
+            let _ = handle.await;
+        }
+        for task in self.background.drain(..) {
+            task.abort();
+            let _ = task.await;
+        }
+        if let Some(server) = self.server.take() {
+            server.shutdown().await;
+        }
+    }
+}
+
+/// What is printed when `up` hands over.
+struct Handover {
+    url: String,
+    kubeconfig: PathBuf,
+}
+
+/// Runs everything until Ctrl-C or SIGTERM, which are handled from the first moment: a signal
+/// during start-up stops what has started and exits cleanly.
 pub async fn run(args: Args) -> anyhow::Result<()> {
+    let (signal_tx, mut signal) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        let _ = signal_tx.send(true);
+    });
+    let bar = spinner();
+    let mut running = Running::default();
+    let started = tokio::select! {
+        r = start(&args, &bar, &mut running) => Some(r),
+        _ = signal.wait_for(|s| *s) => None,
+    };
+    bar.finish_and_clear();
+    match started {
+        Some(Ok(handover)) => {
+            println!("tidegate is up; the API server is at {}", handover.url);
+            println!("kubeconfig: {}", handover.kubeconfig.display());
+            println!(
+                "try: kubectl --kubeconfig {} get kustomizations -A",
+                handover.kubeconfig.display()
+            );
+            crate::logging::hand_over();
+            let _ = signal.wait_for(|s| *s).await;
+        }
+        Some(Err(e)) => {
+            running.stop().await;
+            return Err(e);
+        }
+        None => {}
+    }
+    eprintln!("► shutting down");
+    running.stop().await;
+    eprintln!("✔ stopped");
+    Ok(())
+}
+
+/// Starts the API server, the artifact server and the controllers, bootstraps, and shows the
+/// first reconcile until it settles.
+async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow::Result<Handover> {
     // Private (0700): it holds the store, with every Secret in clear, and the credentials.
     tidegate_apiserver::private_dir(&args.data_dir)
         .with_context(|| format!("creating {}", args.data_dir.display()))?;
     let data_dir = args.data_dir.canonicalize()?;
-    let bar = spinner();
     bar.set_message("starting the API server");
     let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
         data_dir: Some(data_dir.clone()),
@@ -105,18 +181,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     })
     .await
     .with_context(|| format!("starting the API server in {}", data_dir.display()))?;
-    let kubeconfig = server
-        .kubeconfig_path
-        .clone()
-        .unwrap_or_else(|| data_dir.join("kubeconfig"));
-    done(&bar, &format!("✔ API server listening on {}", server.url));
-
+    let handover = Handover {
+        url: server.url.clone(),
+        kubeconfig: server
+            .kubeconfig_path
+            .clone()
+            .unwrap_or_else(|| data_dir.join("kubeconfig")),
+    };
     let kc = kube::config::Kubeconfig::from_yaml(&server.kubeconfig)?;
+    running.server = Some(server);
+    done(bar, &format!("✔ API server listening on {}", handover.url));
+
     let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
     let client = Client::try_from(config.clone())?;
     bar.set_message("installing the toolkit CRDs");
     install_crds(&client).await?;
-    done(&bar, "✔ CRDs installed");
+    done(bar, "✔ CRDs installed");
 
     let listener = bind_storage(&data_dir, args.storage_addr).await?;
     let storage_addr = listener.local_addr()?;
@@ -133,22 +213,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         },
     )?);
     let app = tidegate_source::server::router(storage.clone());
-    tokio::spawn(async move {
+    running.background.push(tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
             tracing::error!(error = %e, "artifact server stopped");
         }
-    });
+    }));
     let metrics = Metrics::new();
     if let Some(addr) = args.metrics_addr {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding the metrics endpoint to {addr}"))?;
         let m = metrics.clone();
-        tokio::spawn(async move {
+        running.background.push(tokio::spawn(async move {
             if let Err(e) = m.serve(listener).await {
                 tracing::error!(error = %e, "metrics server stopped");
             }
-        });
+        }));
     }
     let set = Set {
         client: client.clone(),
@@ -169,7 +249,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let controllers = tokio::spawn(set.run(async {
         let _ = stop_rx.await;
     }));
-    done(&bar, "✔ source-controller and kustomize-controller started");
+    running.controllers = Some((stop_tx, controllers));
+    done(bar, "✔ source-controller and kustomize-controller started");
     // The controllers run in this process; holding their Lease tells `tidegate check` (and a
     // `tidegate controllers --enable-leader-election` pointed here) that they are running.
     let lease = leader::LeaseOptions {
@@ -177,34 +258,50 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ..leader::LeaseOptions::new(FLUX_SYSTEM, leader::LEASE_NAME)
     };
     let keeper = client.clone();
-    tokio::spawn(async move {
+    running.background.push(tokio::spawn(async move {
         loop {
             leader::acquire(&keeper, &lease).await;
             leader::keep(&keeper, &lease).await;
             tracing::warn!("the controllers' lease was lost; taking it again");
         }
-    });
+    }));
 
     let bootstrap = if args.example {
         let repo = data_dir.join("example.git");
-        let files: Vec<(&str, &[u8])> = crate::example::FILES
-            .iter()
-            .map(|(p, c)| (*p, c.as_bytes()))
-            .collect();
-        let commit = tidegate_source::git::seed::commit_files(
-            &repo,
-            &args.branch,
-            &files,
-            "Tidegate example",
-        )?;
-        done(
-            &bar,
-            &format!(
-                "✔ example written to {} (commit {})",
-                repo.display(),
-                &commit[..12.min(commit.len())]
-            ),
-        );
+        // Written once: a later start leaves the repository (and the user's pushes) alone.
+        match tidegate_source::git::seed::branch_commit(&repo, &args.branch)? {
+            Some(commit) => {
+                done(
+                    bar,
+                    &format!(
+                        "✔ example repository {} kept (branch {} at {})",
+                        repo.display(),
+                        args.branch,
+                        &commit[..12.min(commit.len())]
+                    ),
+                );
+            }
+            None => {
+                let files: Vec<(&str, &[u8])> = crate::example::FILES
+                    .iter()
+                    .map(|(p, c)| (*p, c.as_bytes()))
+                    .collect();
+                let commit = tidegate_source::git::seed::commit_files(
+                    &repo,
+                    &args.branch,
+                    &files,
+                    "Tidegate example",
+                )?;
+                done(
+                    bar,
+                    &format!(
+                        "✔ example written to {} (commit {})",
+                        repo.display(),
+                        &commit[..12.min(commit.len())]
+                    ),
+                );
+            }
+        }
         Some((
             format!("file://{}", repo.display()),
             args.path
@@ -224,30 +321,30 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     if let Some((url, path)) = &bootstrap {
         bar.set_message("creating the flux-system GitRepository and Kustomization");
-        apply_bootstrap(&client, url, &args.branch, path, &args.interval).await?;
+        let token = chrono_token();
+        progress::request_reconciles(&client, &token).await;
+        apply_bootstrap(&client, url, &args.branch, path, &args.interval, &token).await?;
         done(
-            &bar,
+            bar,
             &format!(
                 "✔ GitRepository and Kustomization {FLUX_SYSTEM}/{FLUX_SYSTEM} created ({url}, branch {}, path {path})",
                 args.branch
             ),
         );
-        show_first_reconcile(&client, &bar, args.wait_timeout).await;
+        progress::first_reconcile(&client, bar, &token, args.wait_timeout).await;
     }
-    bar.finish_and_clear();
-    println!("tidegate is up; the API server is at {}", server.url);
-    println!("kubeconfig: {}", kubeconfig.display());
-    println!(
-        "try: kubectl --kubeconfig {} get kustomizations -A",
-        kubeconfig.display()
-    );
-    wait_for_signal().await;
-    eprintln!("► shutting down");
-    let _ = stop_tx.send(());
-    let _ = controllers.await;
-    server.shutdown().await;
-    eprintln!("✔ stopped");
-    Ok(())
+    Ok(handover)
+}
+
+/// A `reconcile.fluxcd.io/requestedAt` value: the time now.
+fn chrono_token() -> String {
+    format!(
+        "{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default()
+    )
 }
 
 /// Where the artifact server's address is remembered between runs.
@@ -293,84 +390,30 @@ async fn install_crds(client: &Client) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The flux-system GitRepository and Kustomization, both reconciled every `interval`, with a
+/// reconcile requested (`token`) so the first reconcile of this start can be told apart from
+/// the status an earlier run left.
 async fn apply_bootstrap(
     client: &Client,
     url: &str,
     branch: &str,
     path: &str,
     interval: &str,
+    token: &str,
 ) -> anyhow::Result<()> {
     tidegate_core::duration::parse(interval).map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
+    let requested = serde_json::json!({ tidegate_api::meta::RECONCILE_REQUESTED_AT: token });
     let objects = vec![
         serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
             "metadata": {"name": FLUX_SYSTEM}}),
         serde_json::json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-            "metadata": {"name": FLUX_SYSTEM, "namespace": FLUX_SYSTEM},
+            "metadata": {"name": FLUX_SYSTEM, "namespace": FLUX_SYSTEM, "annotations": requested},
             "spec": {"interval": interval, "url": url, "ref": {"branch": branch}}}),
         serde_json::json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-            "metadata": {"name": FLUX_SYSTEM, "namespace": FLUX_SYSTEM},
-            "spec": {"interval": "10m0s", "path": path, "prune": true,
+            "metadata": {"name": FLUX_SYSTEM, "namespace": FLUX_SYSTEM, "annotations": requested},
+            "spec": {"interval": interval, "path": path, "prune": true,
                 "sourceRef": {"kind": "GitRepository", "name": FLUX_SYSTEM}}}),
     ];
     crate::cluster::apply(client, objects, "creating the bootstrap objects").await?;
     Ok(())
-}
-
-/// Shows every Kustomization's progress until all are ready (or one fails, or time is up).
-async fn show_first_reconcile(client: &Client, bar: &ProgressBar, timeout: Duration) {
-    let api: Api<Kustomization> = Api::all(client.clone());
-    let started = Instant::now();
-    let mut reported = std::collections::BTreeSet::new();
-    loop {
-        let list = match api.list(&Default::default()).await {
-            Ok(l) => l.items,
-            Err(e) => {
-                bar.set_message(format!("listing Kustomizations: {e}"));
-                Vec::new()
-            }
-        };
-        let mut waiting = Vec::new();
-        for k in &list {
-            let id = format!(
-                "{}/{}",
-                k.metadata.namespace.as_deref().unwrap_or(""),
-                k.metadata.name.as_deref().unwrap_or("")
-            );
-            let ready = k
-                .status
-                .as_ref()
-                .and_then(|s| conditions::get(&s.conditions, READY).cloned());
-            match ready {
-                Some(c) if c.status == "True" => {
-                    if reported.insert(id.clone()) {
-                        done(bar, &format!("✔ Kustomization {id}: {}", c.message));
-                    }
-                }
-                Some(c) if c.status == "False" && c.reason != "DependencyNotReady" => {
-                    if reported.insert(format!("{id}!{}", c.message)) {
-                        done(bar, &format!("✗ Kustomization {id}: {}", c.message));
-                    }
-                    waiting.push(format!("{id} ({})", c.reason));
-                }
-                Some(c) => waiting.push(format!("{id}: {}", c.message)),
-                None => waiting.push(format!("{id}: waiting for its first reconcile")),
-            }
-        }
-        if waiting.is_empty() && !list.is_empty() {
-            return;
-        }
-        if started.elapsed() > timeout {
-            done(
-                bar,
-                &format!(
-                    "◎ still reconciling after {}: {}",
-                    tidegate_core::duration::format(timeout),
-                    waiting.join(", ")
-                ),
-            );
-            return;
-        }
-        bar.set_message(format!("◎ {}", waiting.join("; ")));
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
 }

@@ -185,3 +185,101 @@ pub fn tidegate(kc: &Path, args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A running `tidegate up` whose stdout and stderr are both recorded, line by line.
+pub struct Logged {
+    pub up: Up,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Logged {
+    /// Every line printed so far (stdout and stderr interleaved as they were read).
+    pub fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// Waits until a line satisfies `f`; panics (with everything printed) after two minutes or
+    /// when the process exits first.
+    pub fn wait_for(&mut self, what: &str, f: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Some(l) = self.lines().into_iter().find(|l| f(l)) {
+                return l;
+            }
+            if let Ok(Some(status)) = self.up.child.try_wait() {
+                panic!(
+                    "tidegate up exited ({status}) before {what}:\n{}",
+                    self.lines().join("\n")
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}:\n{}",
+                self.lines().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Sends `signal` (`INT`, `TERM`) and waits for a successful exit.
+    pub fn stop(&mut self, signal: &str) {
+        let pid = self.up.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([&format!("-{signal}"), &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.up.child.try_wait().unwrap() {
+                assert!(status.success(), "tidegate up exited with {status}");
+                // Let the readers take the last lines.
+                std::thread::sleep(Duration::from_millis(200));
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "tidegate up did not stop on SIG{signal}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Starts `tidegate up` with `args` on `data`, recording everything it prints; returns at
+/// once.
+pub fn up_logged(data: &Path, port: u16, args: &[&str], env: &[(&str, &str)]) -> Logged {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .arg("up")
+        .arg("--data-dir")
+        .arg(data)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--simulator-delay", "200ms"])
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tidegate runs");
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    for pipe in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let lines = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                lines.lock().unwrap().push(line);
+            }
+        });
+    }
+    Logged {
+        up: Up {
+            child,
+            kubeconfig: data.join("kubeconfig"),
+        },
+        lines,
+    }
+}

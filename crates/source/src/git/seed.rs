@@ -12,6 +12,21 @@ fn fail(context: &str, e: impl std::fmt::Display) -> GitError {
     GitError::Invalid(format!("{context}: {e}"))
 }
 
+/// The commit `branch` of the bare repository at `dir` points at, if the repository and the
+/// branch exist.
+pub fn branch_commit(dir: &Path, branch: &str) -> Result<Option<String>, GitError> {
+    if !dir.join("HEAD").exists() {
+        return Ok(None);
+    }
+    let repo = gix::open(dir).map_err(|e| fail("opening the repository", e))?;
+    let reference = format!("refs/heads/{branch}");
+    Ok(repo
+        .try_find_reference(reference.as_str())
+        .map_err(|e| fail("reading the branch", e))?
+        .and_then(|mut r| r.peel_to_id().ok())
+        .map(|id| id.to_string()))
+}
+
 /// Commits `files` (path relative to the root, content) to `branch` of the bare repository
 /// at `dir` (created when missing). Returns the commit id, which is the branch's current
 /// commit when its tree already holds exactly these files.
@@ -83,6 +98,12 @@ mod tests {
         assert_eq!(first, again);
         let changed = commit_files(&repo, "main", &[("c.txt", b"d")], "two").unwrap();
         assert_ne!(first, changed);
+        assert_eq!(branch_commit(&repo, "main").unwrap(), Some(changed.clone()));
+        assert_eq!(branch_commit(&repo, "other").unwrap(), None);
+        assert_eq!(
+            branch_commit(&dir.path().join("none.git"), "main").unwrap(),
+            None
+        );
         // git itself reads what was written.
         let out = std::process::Command::new("git")
             .args([

@@ -1,0 +1,311 @@
+//! The first reconcile as `tidegate up` shows it: each Kustomization once as it becomes ready
+//! (`✔`) or fails (`✗`), waits shown as waits (`◎`), and a hand-over as soon as everything has
+//! settled, failed or not.
+//!
+//! A reconcile is requested of the flux-system GitRepository and Kustomization at every start,
+//! so status left by an earlier run is not taken for this one's: the source counts once it
+//! has handled the request, and a Kustomization once its outcome concerns the source's
+//! current revision.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+use kube::{Api, Client, ResourceExt as _};
+use tidegate_api::conditions::{self, READY};
+use tidegate_api::{GitRepository, Kustomization};
+
+use super::done;
+
+/// Where one object stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Ready(String),
+    Failed(String),
+    /// Waiting for its dependencies (by `namespace/name`).
+    Blocked(Vec<String>),
+    Waiting(String),
+}
+
+/// A source as the first reconcile sees it.
+struct Source {
+    /// Handled this start's request (or was not asked) and is no longer progressing.
+    settled: bool,
+    ready: bool,
+    revision: Option<String>,
+    message: String,
+}
+
+/// Asks every GitRepository and Kustomization already in the cluster (left by an earlier run)
+/// to reconcile, with `token`, so their old status is not taken for this start's.
+pub async fn request_reconciles(client: &Client, token: &str) {
+    let patch = serde_json::json!({"metadata": {"annotations": {
+        tidegate_api::meta::RECONCILE_REQUESTED_AT: token}}});
+    let params = kube::api::PatchParams::default();
+    let lp = kube::api::ListParams::default();
+    if let Ok(list) = Api::<Kustomization>::all(client.clone()).list(&lp).await {
+        for k in list.items {
+            let api: Api<Kustomization> =
+                Api::namespaced(client.clone(), &k.namespace().unwrap_or_default());
+            let _ = api
+                .patch(&k.name_any(), &params, &kube::api::Patch::Merge(&patch))
+                .await;
+        }
+    }
+    if let Ok(list) = Api::<GitRepository>::all(client.clone()).list(&lp).await {
+        for g in list.items {
+            let api: Api<GitRepository> =
+                Api::namespaced(client.clone(), &g.namespace().unwrap_or_default());
+            let _ = api
+                .patch(&g.name_any(), &params, &kube::api::Patch::Merge(&patch))
+                .await;
+        }
+    }
+}
+
+/// Shows the first reconcile until it settles or `timeout` passes.
+pub async fn first_reconcile(client: &Client, bar: &ProgressBar, token: &str, timeout: Duration) {
+    let kustomizations: Api<Kustomization> = Api::all(client.clone());
+    let sources: Api<GitRepository> = Api::all(client.clone());
+    let started = Instant::now();
+    let mut shown: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let lp = kube::api::ListParams::default();
+        let (ks, gs) = match tokio::try_join!(kustomizations.list(&lp), sources.list(&lp)) {
+            Ok((k, g)) => (k.items, g.items),
+            Err(e) => {
+                bar.set_message(format!("◎ listing Kustomizations: {e}"));
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                continue;
+            }
+        };
+        let sources: BTreeMap<String, Source> = gs
+            .iter()
+            .map(|g| (id(g.namespace(), &g.name_any()), source(g, token)))
+            .collect();
+        for (key, s) in &sources {
+            if s.settled && !s.ready && shown.insert(format!("GitRepository {key}")) {
+                done(bar, &format!("✗ GitRepository {key}: {}", s.message));
+            }
+        }
+        let states: BTreeMap<String, State> = ks
+            .iter()
+            .map(|k| (id(k.namespace(), &k.name_any()), state(k, &sources, token)))
+            .collect();
+        let settled = settled(&states);
+        let mut waiting = Vec::new();
+        for (key, st) in &states {
+            match st {
+                State::Ready(message) => {
+                    if shown.insert(format!("{key}✔")) {
+                        done(bar, &format!("✔ Kustomization {key}: {message}"));
+                    }
+                }
+                State::Failed(message) => {
+                    if shown.insert(format!("{key}✗")) {
+                        done(bar, &format!("✗ Kustomization {key}: {message}"));
+                    }
+                }
+                State::Blocked(deps) if !settled.contains(key) => {
+                    waiting.push(format!("{key} (waiting for {})", deps.join(", ")));
+                }
+                State::Blocked(_) => {}
+                State::Waiting(why) => waiting.push(format!("{key} ({why})")),
+            }
+        }
+        if waiting.is_empty() && !states.is_empty() {
+            let failed: Vec<&String> = states
+                .iter()
+                .filter(|(k, s)| !matches!(s, State::Ready(_)) && settled.contains(*k))
+                .map(|(k, _)| k)
+                .collect();
+            if !failed.is_empty() {
+                done(
+                    bar,
+                    &format!(
+                        "✗ {} of {} Kustomizations not ready: {}",
+                        failed.len(),
+                        states.len(),
+                        failed
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+            return;
+        }
+        if started.elapsed() > timeout {
+            done(
+                bar,
+                &format!(
+                    "◎ still reconciling after {}: {}",
+                    tidegate_core::duration::format(timeout),
+                    waiting.join(", ")
+                ),
+            );
+            return;
+        }
+        bar.set_message(format!("◎ {}", waiting.join("; ")));
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn id(namespace: Option<String>, name: &str) -> String {
+    format!("{}/{name}", namespace.unwrap_or_default())
+}
+
+fn source(g: &GitRepository, token: &str) -> Source {
+    let status = g.status.as_ref();
+    let ready = status.and_then(|s| conditions::get(&s.conditions, READY));
+    let asked = g
+        .annotations()
+        .get(tidegate_api::meta::RECONCILE_REQUESTED_AT)
+        .is_some_and(|t| t == token);
+    let handled = status
+        .and_then(|s| s.last_handled_reconcile_at.as_deref())
+        .is_some_and(|t| t == token);
+    Source {
+        settled: (!asked || handled) && ready.is_some_and(|c| c.status != "Unknown"),
+        ready: ready.is_some_and(|c| c.status == "True"),
+        revision: status
+            .and_then(|s| s.artifact.as_ref())
+            .map(|a| a.revision.clone()),
+        message: ready.map(|c| c.message.clone()).unwrap_or_default(),
+    }
+}
+
+fn state(k: &Kustomization, sources: &BTreeMap<String, Source>, token: &str) -> State {
+    let ns = k.namespace().unwrap_or_default();
+    let status = k.status.as_ref();
+    let asked = k
+        .annotations()
+        .get(tidegate_api::meta::RECONCILE_REQUESTED_AT)
+        .is_some_and(|t| t == token);
+    let handled = status
+        .and_then(|s| s.last_handled_reconcile_at.as_deref())
+        .is_some_and(|t| t == token);
+    if asked && !handled {
+        return State::Waiting("waiting for its reconcile".into());
+    }
+    let source_ref = &k.spec.source_ref;
+    let source_key = id(
+        Some(source_ref.namespace.clone().unwrap_or_else(|| ns.clone())),
+        &source_ref.name,
+    );
+    let source = sources.get(&source_key);
+    let Some(ready) = status.and_then(|s| conditions::get(&s.conditions, READY)) else {
+        return State::Waiting("waiting for its first reconcile".into());
+    };
+    // The outcome counts once it concerns the source's current revision.
+    let current = source.and_then(|s| s.revision.as_deref());
+    let of_current = |revision: Option<&str>| current.is_none() || revision == current;
+    match ready.status.as_str() {
+        "True" => {
+            if of_current(status.and_then(|s| s.last_applied_revision.as_deref())) {
+                State::Ready(ready.message.clone())
+            } else {
+                State::Waiting("waiting for the new revision".into())
+            }
+        }
+        "False" if ready.reason == "DependencyNotReady" => State::Blocked(
+            k.spec
+                .depends_on
+                .iter()
+                .map(|d| {
+                    id(
+                        Some(d.namespace.clone().unwrap_or_else(|| ns.clone())),
+                        &d.name,
+                    )
+                })
+                .collect(),
+        ),
+        "False"
+            if ready.reason == "ArtifactFailed" && source.is_none_or(|s| s.ready || !s.settled) =>
+        {
+            // A source still fetching (or not created yet) is a wait, not a failure.
+            if source.is_some_and(|s| s.ready) {
+                State::Waiting("waiting for a reconcile with the source's artifact".into())
+            } else {
+                State::Waiting(format!("waiting for GitRepository {source_key}"))
+            }
+        }
+        "False" if ready.reason == "ArtifactFailed" => {
+            State::Failed(format!("GitRepository {source_key} failed"))
+        }
+        "False" => {
+            if of_current(status.and_then(|s| s.last_attempted_revision.as_deref())) {
+                State::Failed(ready.message.clone())
+            } else {
+                State::Waiting("waiting for the new revision".into())
+            }
+        }
+        _ => State::Waiting(if ready.message.is_empty() {
+            "reconciling".into()
+        } else {
+            ready.message.clone()
+        }),
+    }
+}
+
+/// The Kustomizations that will not change without something else changing: ready, failed,
+/// or waiting on a dependency that is itself failed or stuck.
+fn settled(states: &BTreeMap<String, State>) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = states
+        .iter()
+        .filter(|(_, s)| matches!(s, State::Ready(_) | State::Failed(_)))
+        .map(|(k, _)| k.clone())
+        .collect();
+    loop {
+        let mut grew = false;
+        for (key, st) in states {
+            let State::Blocked(deps) = st else { continue };
+            if out.contains(key) {
+                continue;
+            }
+            // Stuck when a dependency is missing, failed or itself stuck; a ready dependency
+            // lets it go on, so it is still waiting.
+            let stuck = deps.iter().any(|d| match states.get(d) {
+                None => true,
+                Some(State::Ready(_)) => false,
+                Some(_) => out.contains(d),
+            });
+            if stuck {
+                out.insert(key.clone());
+                grew = true;
+            }
+        }
+        if !grew {
+            return out;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dependency_chain_on_a_failure_settles() {
+        let states: BTreeMap<String, State> = [
+            ("a/base".to_string(), State::Failed("boom".into())),
+            ("a/mid".to_string(), State::Blocked(vec!["a/base".into()])),
+            ("a/top".to_string(), State::Blocked(vec!["a/mid".into()])),
+            ("a/ok".to_string(), State::Ready("fine".into())),
+            ("a/next".to_string(), State::Blocked(vec!["a/ok".into()])),
+            ("a/slow".to_string(), State::Waiting("reconciling".into())),
+            ("a/after".to_string(), State::Blocked(vec!["a/slow".into()])),
+        ]
+        .into_iter()
+        .collect();
+        let s = settled(&states);
+        assert!(s.contains("a/mid") && s.contains("a/top") && s.contains("a/base"));
+        assert!(!s.contains("a/next"), "a ready dependency lets it go on");
+        assert!(
+            !s.contains("a/after"),
+            "its dependency is still reconciling"
+        );
+        assert!(!s.contains("a/slow"));
+    }
+}
