@@ -785,3 +785,53 @@ async fn a_lagging_watch_cache_never_hides_what_to_prune() {
         .collect();
     assert_eq!(ids, ["_apps__Namespace", "apps_a__ConfigMap"], "{k:#}");
 }
+
+/// Waiting for health holds no worker: with one worker, a Kustomization whose health check
+/// names a Deployment that never appears waits (for ten minutes), while a second one is built,
+/// applied and ready meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_for_health_holds_no_worker() {
+    let env = start_with_options(tidegate_controllers::kustomization::Options {
+        concurrent: 1,
+        ..default_options()
+    })
+    .await;
+    let repo = Repo::new();
+    repo.write(
+        "slow/cm.yaml",
+        &config_map("slow", "x").replace("namespace: apps", "namespace: default"),
+    );
+    repo.write(
+        "quick/cm.yaml",
+        &config_map("quick", "y").replace("namespace: apps", "namespace: default"),
+    );
+    let revision = push(&env, &repo, "two apps");
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization(
+            "slow",
+            "./slow",
+            "  timeout: 10m\n  healthChecks:\n  - apiVersion: apps/v1\n    kind: Deployment\n    name: never\n    namespace: default\n",
+        ),
+    );
+    ks_until(&env, "slow", "the health check to start", |k| {
+        is(k, "Healthy", "Unknown")
+    })
+    .await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization("quick", "./quick", ""),
+    );
+    ks_until(
+        &env,
+        "quick",
+        "the second to be applied",
+        applied(&revision),
+    )
+    .await;
+    let slow = ks(&env, "slow");
+    assert!(is(&slow, "Healthy", "Unknown"), "still waiting: {slow:#}");
+    assert!(!is(&slow, "Ready", "True"), "{slow:#}");
+}

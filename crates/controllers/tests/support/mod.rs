@@ -108,15 +108,32 @@ pub async fn recording_proxy(target: std::net::SocketAddr, ca_pem: &str) -> (Str
 }
 
 pub async fn start_with(route: Route<'_>) -> Env {
-    start_full(route, true).await
+    start_full(route, true, default_options()).await
+}
+
+/// With these Kustomization controller options.
+pub async fn start_with_options(options: kustomization::Options) -> Env {
+    start_full(Route::Direct, true, options).await
+}
+
+/// The Kustomization controller options of the tests.
+pub fn default_options() -> kustomization::Options {
+    kustomization::Options {
+        requeue_dependency: Duration::from_secs(30),
+        ..Default::default()
+    }
 }
 
 /// Without the GitRepository controller: the test writes sources' artifacts and status itself.
 pub async fn start_without_source_controller() -> Env {
-    start_full(Route::Direct, false).await
+    start_full(Route::Direct, false, default_options()).await
 }
 
-async fn start_full(route: Route<'_>, source_controller: bool) -> Env {
+async fn start_full(
+    route: Route<'_>,
+    source_controller: bool,
+    options: kustomization::Options,
+) -> Env {
     let server = common::start_with(tidegate_apiserver::Config {
         workload_simulator: Some(Duration::from_millis(300)),
         ..Default::default()
@@ -172,10 +189,7 @@ async fn start_full(route: Route<'_>, source_controller: bool) -> Env {
         ks_client,
         ks_config,
         metrics,
-        kustomization::Options {
-            requeue_dependency: Duration::from_secs(30),
-            ..Default::default()
-        },
+        options,
         stop(),
     ));
     Env {
