@@ -71,6 +71,11 @@ pub struct Args {
     /// Accept GitRepositories with `file://` URLs (repositories on this machine's filesystem).
     #[arg(long)]
     allow_file_urls: bool,
+    /// Reconcile only the objects matching this label selector (Flux's sharding:
+    /// `sharding.fluxcd.io/key in (shard1)` for a shard, `!sharding.fluxcd.io/key` for the
+    /// main instance). Each selector gets its own leader-election Lease.
+    #[arg(long)]
+    watch_label_selector: Option<String>,
     /// Watch every namespace (false: only $RUNTIME_NAMESPACE).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     watch_all_namespaces: bool,
@@ -105,6 +110,15 @@ fn advertised(args: &Args, bound: SocketAddr) -> String {
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     crate::install::check_components(&args.components)?;
+    let selector = args
+        .watch_label_selector
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    if let Some(s) = selector {
+        tidegate_core::labels::LabelSelector::parse(s)
+            .map_err(|e| anyhow::anyhow!("--watch-label-selector {s:?}: {e}"))?;
+    }
     let config = args.cluster.config().await?;
     let client = kube::Client::try_from(config.clone())?;
     let ttl = tidegate_core::duration::parse(&args.artifact_retention_ttl)
@@ -168,7 +182,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .clone()
             .or_else(|| std::env::var("RUNTIME_NAMESPACE").ok())
             .unwrap_or_else(|| "flux-system".into());
-        let lease = leader::LeaseOptions::new(&ns, leader::LEASE_NAME);
+        let lease = leader::LeaseOptions::new(&ns, &lease_name(selector));
         tokio::select! {
             _ = leader::acquire(&client, &lease) => {}
             _ = wait_for_signal() => return Ok(()),
@@ -193,6 +207,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             requeue_dependency: requeue,
             namespace: namespace.clone(),
             allow_file_urls: args.allow_file_urls,
+            watch_label_selector: selector.map(str::to_string),
         },
         kustomize: kustomization::Options {
             concurrent: args.kustomize_concurrent,
@@ -201,12 +216,27 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             namespace,
             default_service_account: args.default_service_account.clone(),
             no_cross_namespace_refs: args.no_cross_namespace_refs,
+            watch_label_selector: selector.map(str::to_string),
             ..Default::default()
         },
         components: args.components.clone(),
     };
     set.run(wait_for_signal()).await;
     Ok(())
+}
+
+/// The leader-election Lease of the instance serving `selector`: shards elect their leaders
+/// separately (the name carries a digest of the selector), as Flux's shards do.
+fn lease_name(selector: Option<&str>) -> String {
+    use sha2::Digest as _;
+    match selector {
+        None => leader::LEASE_NAME.to_string(),
+        Some(s) => {
+            let digest = sha2::Sha256::digest(s.as_bytes());
+            let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+            format!("{}-{hex}", leader::LEASE_NAME)
+        }
+    }
 }
 
 /// The source-controller component.

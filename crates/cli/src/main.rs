@@ -20,7 +20,8 @@ use clap::{Parser, Subcommand};
 #[command(name = "tidegate", version, about)]
 struct Cli {
     /// Log level filter (for example `info`, `debug`, `tidegate_apiserver=debug`); default
-    /// `info`, `warn` for `up` (whose progress is shown on the terminal instead) and `off`
+    /// `info`, for `up` `error` until it hands over and `warn` after (its progress is shown on
+    /// the terminal instead) and `off`
     /// for the flux-style verbs.
     #[arg(long, global = true, env = "TIDEGATE_LOG")]
     log_level: Option<String>,

@@ -53,3 +53,13 @@ where
         .observe(started.elapsed().as_secs_f64());
     result
 }
+
+/// The watch of a controller's own kind: every object, or those matching the controller's
+/// `--watch-label-selector` (sharding).
+pub(crate) fn watch_config(selector: &Option<String>) -> kube::runtime::watcher::Config {
+    let config = kube::runtime::watcher::Config::default();
+    match selector.as_deref().map(str::trim) {
+        Some(s) if !s.is_empty() => config.labels(s),
+        _ => config,
+    }
+}

@@ -33,6 +33,9 @@ pub struct Options {
     pub requeue_dependency: Duration,
     /// Watch only this namespace (`--watch-all-namespaces=false`).
     pub namespace: Option<String>,
+    /// Reconcile only the GitRepositories matching this label selector (`--watch-label-selector`,
+    /// Flux's sharding: `sharding.fluxcd.io/key in (shard1)`, `!sharding.fluxcd.io/key`).
+    pub watch_label_selector: Option<String>,
     /// Accept `file://` URLs (off by default: a tenant could otherwise publish any repository on
     /// the controller's filesystem; `tidegate up` turns it on for local paths).
     pub allow_file_urls: bool,
@@ -45,6 +48,7 @@ impl Default for Options {
             jitter_percent: 5,
             requeue_dependency: Duration::from_secs(30),
             namespace: None,
+            watch_label_selector: None,
             allow_file_urls: false,
         }
     }
@@ -84,6 +88,7 @@ pub async fn run(
         None => Api::all(client.clone()),
     };
     let concurrency = options.concurrent.max(1);
+    let watch = crate::shared::watch_config(&options.watch_label_selector);
     let ctx = Arc::new(Context {
         recorder: Recorder::new(client.clone(), "source-controller"),
         client,
@@ -97,7 +102,7 @@ pub async fn run(
     let (reader, writer) = reflector::store();
     // Reconcile on what Flux reconciles on: a new generation, a changed requestedAt annotation,
     // or a deletion; never on our own status writes.
-    let trigger = reflector::reflector(writer, watcher(api, watcher::Config::default()))
+    let trigger = reflector::reflector(writer, watcher(api, watch))
         .applied_objects()
         .predicate_filter(
             crate::shared::trigger_hash,

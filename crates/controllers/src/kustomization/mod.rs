@@ -43,6 +43,9 @@ pub struct Options {
     pub requeue_dependency: Duration,
     /// Watch only this namespace (`--watch-all-namespaces=false`).
     pub namespace: Option<String>,
+    /// Reconcile only the Kustomizations matching this label selector (`--watch-label-selector`,
+    /// Flux's sharding: `sharding.fluxcd.io/key in (shard1)`, `!sharding.fluxcd.io/key`).
+    pub watch_label_selector: Option<String>,
     /// Service account impersonated when a Kustomization names none
     /// (`--default-service-account`).
     pub default_service_account: Option<String>,
@@ -59,6 +62,7 @@ impl Default for Options {
             jitter_percent: 5,
             requeue_dependency: Duration::from_secs(30),
             namespace: None,
+            watch_label_selector: None,
             default_service_account: None,
             no_cross_namespace_refs: false,
             apply_concurrency: 8,
@@ -126,6 +130,7 @@ pub async fn run(
         None => (Api::all(client.clone()), Api::all(client.clone())),
     };
     let concurrency = options.concurrent.max(1);
+    let options_selector = options.watch_label_selector.clone();
     let (kreader, kwriter) = reflector::store();
     let (greader, gwriter) = reflector::store();
     let manager = ResourceManager::new(
@@ -180,17 +185,20 @@ pub async fn run(
     // Kustomizations: their own changes trigger them; a dependency that became ready wakes
     // its dependents.
     let readiness = triggers::ReadinessTracker::new(kreader.clone(), tx);
-    let trigger = reflector::reflector(kwriter, watcher(kapi, watcher::Config::default()))
-        .applied_objects()
-        .inspect(move |res| {
-            if let Ok(k) = res {
-                readiness.observe(k);
-            }
-        })
-        .predicate_filter(
-            crate::shared::trigger_hash,
-            kube::runtime::PredicateConfig::default(),
-        );
+    let trigger = reflector::reflector(
+        kwriter,
+        watcher(kapi, crate::shared::watch_config(&options_selector)),
+    )
+    .applied_objects()
+    .inspect(move |res| {
+        if let Ok(k) = res {
+            readiness.observe(k);
+        }
+    })
+    .predicate_filter(
+        crate::shared::trigger_hash,
+        kube::runtime::PredicateConfig::default(),
+    );
     Controller::for_stream(trigger, kreader)
         .reconcile_on(rx)
         // Unbounded here: `work` bounds what costs CPU, waits cost nothing.
