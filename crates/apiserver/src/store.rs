@@ -212,7 +212,7 @@ impl Default for LogLimits {
     fn default() -> Self {
         LogLimits {
             events: 100_000,
-            bytes: 64 << 20,
+            bytes: 16 << 20,
         }
     }
 }

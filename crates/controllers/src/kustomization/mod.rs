@@ -218,6 +218,8 @@ async fn reconcile_one(
     obj: Arc<Kustomization>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
+    // Everything but waiting for health runs under a worker permit (`--concurrent`).
+    let permit = ctx.work.clone().acquire_owned().await.ok();
     let ns = obj.namespace().unwrap_or_default();
     let api: Api<Kustomization> = Api::namespaced(ctx.client.clone(), &ns);
     let obj = match ctx.versions.fresh(&api, obj.clone()).await {
@@ -230,7 +232,12 @@ async fn reconcile_one(
             });
         }
     };
-    crate::shared::timed(obj.as_ref(), &ctx.metrics, reconcile::reconcile(&obj, &ctx)).await
+    crate::shared::timed(
+        obj.as_ref(),
+        &ctx.metrics,
+        reconcile::reconcile(&obj, &ctx, permit),
+    )
+    .await
 }
 
 fn error_policy(_obj: Arc<Kustomization>, err: &ReconcileError, _ctx: Arc<Context>) -> Action {

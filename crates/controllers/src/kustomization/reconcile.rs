@@ -157,9 +157,12 @@ impl Status<'_> {
     }
 }
 
+/// `permit`: the worker permit this reconcile runs under (given back while it waits for
+/// health).
 pub(super) async fn reconcile(
     obj: &Kustomization,
     ctx: &Context,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
 ) -> Result<Action, ReconcileError> {
     let ns = obj.namespace().unwrap_or_default();
     let name = obj.name_any();
@@ -191,7 +194,7 @@ pub(super) async fn reconcile(
         st: written.clone(),
         written,
         generation: obj.metadata.generation,
-        permit: None,
+        permit,
     };
     let requested = obj.annotations().get(RECONCILE_REQUESTED_AT).cloned();
     let outcome = match source_artifact(obj, ctx) {
@@ -224,12 +227,9 @@ pub(super) async fn reconcile(
                     record_conditions(ctx, &labels, &status.st);
                     return Ok(Action::requeue(ctx.options.requeue_dependency));
                 }
-                Ok(()) => {
-                    status.permit = ctx.work.clone().acquire_owned().await.ok();
-                    steps(obj, ctx, &mut status, &artifact, &t, &requested)
-                        .await
-                        .map(|done| (done, artifact))
-                }
+                Ok(()) => steps(obj, ctx, &mut status, &artifact, &t, &requested)
+                    .await
+                    .map(|done| (done, artifact)),
             }
         }
     };
