@@ -91,29 +91,11 @@ fn two_controller_processes_split_kustomizations_by_shard_label() {
         .filter(|d| d.contains("kind: CustomResourceDefinition"))
         .collect();
     assert!(crds.len() >= 2, "the CRDs are exported");
-    let mut apply = Command::new("kubectl")
-        .args([
-            "--kubeconfig",
-            kc.to_str().unwrap(),
-            "apply",
-            "--server-side",
-            "-f",
-            "-",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write as _;
-        apply
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(crds.join("\n---\n").as_bytes())
-            .unwrap();
-    }
-    assert!(apply.wait().unwrap().success());
+    kubectl_stdin(
+        &kc,
+        &["apply", "--server-side", "-f", "-"],
+        &crds.join("\n---\n"),
+    );
     kubectl(
         &kc,
         &[
@@ -136,22 +118,7 @@ fn two_controller_processes_split_kustomizations_by_shard_label() {
         "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: repo\n  namespace: default\nspec:\n  interval: 1h\n  url: {}\n  ref:\n    branch: main\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: one\n  namespace: default\n  labels:\n    sharding.fluxcd.io/key: shard1\nspec:\n  interval: 1h\n  path: ./one\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: repo\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: two\n  namespace: default\nspec:\n  interval: 1h\n  path: ./two\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: repo\n",
         repo.file_url()
     );
-    let mut apply = Command::new("kubectl")
-        .args(["--kubeconfig", kc.to_str().unwrap(), "apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write as _;
-        apply
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(objects.as_bytes())
-            .unwrap();
-    }
-    assert!(apply.wait().unwrap().success());
+    kubectl_stdin(&kc, &["apply", "-f", "-"], &objects);
 
     let storage = dir.path().join("artifacts");
     let _source = controllers(&kc, &storage, "source-controller", &[]);

@@ -39,27 +39,31 @@ struct Source {
 /// Asks every GitRepository and Kustomization already in the cluster (left by an earlier run)
 /// to reconcile, with `token`, so their old status is not taken for this start's.
 pub async fn request_reconciles(client: &Client, token: &str) {
+    request_all::<Kustomization>(client, token).await;
+    request_all::<GitRepository>(client, token).await;
+}
+
+async fn request_all<K>(client: &Client, token: &str)
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + k8s_openapi::serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
     let patch = serde_json::json!({"metadata": {"annotations": {
         tidegate_api::meta::RECONCILE_REQUESTED_AT: token}}});
     let params = kube::api::PatchParams::default();
-    let lp = kube::api::ListParams::default();
-    if let Ok(list) = Api::<Kustomization>::all(client.clone()).list(&lp).await {
-        for k in list.items {
-            let api: Api<Kustomization> =
-                Api::namespaced(client.clone(), &k.namespace().unwrap_or_default());
-            let _ = api
-                .patch(&k.name_any(), &params, &kube::api::Patch::Merge(&patch))
-                .await;
-        }
-    }
-    if let Ok(list) = Api::<GitRepository>::all(client.clone()).list(&lp).await {
-        for g in list.items {
-            let api: Api<GitRepository> =
-                Api::namespaced(client.clone(), &g.namespace().unwrap_or_default());
-            let _ = api
-                .patch(&g.name_any(), &params, &kube::api::Patch::Merge(&patch))
-                .await;
-        }
+    let Ok(list) = Api::<K>::all(client.clone())
+        .list(&kube::api::ListParams::default())
+        .await
+    else {
+        return;
+    };
+    for obj in list.items {
+        let api: Api<K> = Api::namespaced(client.clone(), &obj.namespace().unwrap_or_default());
+        let _ = api
+            .patch(&obj.name_any(), &params, &kube::api::Patch::Merge(&patch))
+            .await;
     }
 }
 
@@ -156,18 +160,21 @@ fn id(namespace: Option<String>, name: &str) -> String {
     format!("{}/{name}", namespace.unwrap_or_default())
 }
 
-fn source(g: &GitRepository, token: &str) -> Source {
-    let status = g.status.as_ref();
-    let ready = status.and_then(|s| conditions::get(&s.conditions, READY));
-    let asked = g
+/// Whether the object was asked to reconcile with `token` and has not handled it yet.
+fn pending(obj: &impl kube::Resource, handled: Option<&str>, token: &str) -> bool {
+    let asked = obj
         .annotations()
         .get(tidegate_api::meta::RECONCILE_REQUESTED_AT)
         .is_some_and(|t| t == token);
-    let handled = status
-        .and_then(|s| s.last_handled_reconcile_at.as_deref())
-        .is_some_and(|t| t == token);
+    asked && handled != Some(token)
+}
+
+fn source(g: &GitRepository, token: &str) -> Source {
+    let status = g.status.as_ref();
+    let ready = status.and_then(|s| conditions::get(&s.conditions, READY));
+    let handled = status.and_then(|s| s.last_handled_reconcile_at.as_deref());
     Source {
-        settled: (!asked || handled) && ready.is_some_and(|c| c.status != "Unknown"),
+        settled: !pending(g, handled, token) && ready.is_some_and(|c| c.status != "Unknown"),
         ready: ready.is_some_and(|c| c.status == "True"),
         revision: status
             .and_then(|s| s.artifact.as_ref())
@@ -179,14 +186,11 @@ fn source(g: &GitRepository, token: &str) -> Source {
 fn state(k: &Kustomization, sources: &BTreeMap<String, Source>, token: &str) -> State {
     let ns = k.namespace().unwrap_or_default();
     let status = k.status.as_ref();
-    let asked = k
-        .annotations()
-        .get(tidegate_api::meta::RECONCILE_REQUESTED_AT)
-        .is_some_and(|t| t == token);
-    let handled = status
-        .and_then(|s| s.last_handled_reconcile_at.as_deref())
-        .is_some_and(|t| t == token);
-    if asked && !handled {
+    if pending(
+        k,
+        status.and_then(|s| s.last_handled_reconcile_at.as_deref()),
+        token,
+    ) {
         return State::Waiting("waiting for its reconcile".into());
     }
     let source_ref = &k.spec.source_ref;

@@ -109,6 +109,29 @@ pub fn kubectl(kc: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// kubectl with `stdin` that must succeed.
+pub fn kubectl_stdin(kc: &Path, args: &[&str], stdin: &str) {
+    use std::io::Write as _;
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("kubectl runs (CI installs it)");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("kubectl reads stdin");
+    assert!(
+        child.wait().expect("kubectl ends").success(),
+        "kubectl {args:?}"
+    );
+}
+
 pub fn json(kc: &Path, args: &[&str]) -> Value {
     let mut a = args.to_vec();
     a.extend(["-o", "json"]);
