@@ -108,7 +108,14 @@ impl Running {
     async fn stop(mut self) {
         if let Some((stop, handle)) = self.controllers.take() {
             let _ = stop.send(());
-            let _ = handle.await;
+            // Like controller-runtime's graceful shutdown, bounded: what is still running after
+            // that ends with the process.
+            if tokio::time::timeout(GRACEFUL_SHUTDOWN, handle)
+                .await
+                .is_err()
+            {
+                tracing::debug!("the controllers did not stop in time; ending them");
+            }
         }
         for task in self.background.drain(..) {
             task.abort();
@@ -119,6 +126,9 @@ impl Running {
         }
     }
 }
+
+/// How long the controllers get to finish what they are doing when `up` stops.
+const GRACEFUL_SHUTDOWN: Duration = Duration::from_secs(10);
 
 /// What is printed when `up` hands over.
 struct Handover {
