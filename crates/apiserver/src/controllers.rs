@@ -106,7 +106,10 @@ fn handle(state: &ServerState, e: &Notice) {
     // CustomResourceDefinitions.
     if e.key.resource == CRDS {
         if e.kind == EventType::Deleted {
-            state.sync_crd(obj, true);
+            // Unless a CRD of the same name was created since.
+            if state.store.get(&e.key).is_none() {
+                state.sync_crd(obj, true);
+            }
         } else {
             state.sync_crd(obj, false);
             if deleting {
@@ -227,14 +230,16 @@ fn crd_cleanup(state: &ServerState, crd: &Value) {
     if state.store.keys_of_resource(&resource).is_empty()
         && let Some(name) = meta_str(crd, "name")
     {
+        let key = Key::new(CRDS, "", name);
         log_err(
             "finalizing CRD",
-            objects::remove_finalizer(
-                &state.store,
-                &Key::new(CRDS, "", name),
-                CRD_CLEANUP_FINALIZER,
-            ),
+            objects::remove_finalizer(&state.store, &key, CRD_CLEANUP_FINALIZER),
         );
+        // Served no more from the moment the CRD is gone, not from when this loop reads the
+        // deletion: a client that saw it go must not find the resource still served.
+        if state.store.get(&key).is_none() {
+            state.sync_crd(crd, true);
+        }
     }
 }
 
