@@ -1,0 +1,3 @@
+//! Go's `text/template`, as Helm uses it.
+
+pub mod lex;
