@@ -22,17 +22,23 @@ impl Drop for Up {
     }
 }
 
-/// Starts `tidegate up` with `args` on `data`; returns once the kubeconfig file exists and
-/// the server answers (`wait_for_line`: once stdout printed the kubeconfig line, i.e. the
-/// first reconcile was shown).
-pub fn up(data: &Path, port: u16, args: &[&str], wait_for_line: bool) -> Up {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tidegate"))
-        .arg("up")
+/// `tidegate up` on `data`, listening on `port`, with short simulated rollouts and `args`.
+fn up_command(data: &Path, port: u16, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tidegate"));
+    cmd.arg("up")
         .arg("--data-dir")
         .arg(data)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .args(["--simulator-delay", "200ms"])
-        .args(args)
+        .args(args);
+    cmd
+}
+
+/// Starts `tidegate up` with `args` on `data`; returns once the kubeconfig file exists and
+/// the server answers (`wait_for_line`: once stdout printed the kubeconfig line, i.e. the
+/// first reconcile was shown).
+pub fn up(data: &Path, port: u16, args: &[&str], wait_for_line: bool) -> Up {
+    let mut child = up_command(data, port, args)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -274,13 +280,7 @@ impl Logged {
 /// Starts `tidegate up` with `args` on `data`, recording everything it prints; returns at
 /// once.
 pub fn up_logged(data: &Path, port: u16, args: &[&str], env: &[(&str, &str)]) -> Logged {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tidegate"))
-        .arg("up")
-        .arg("--data-dir")
-        .arg(data)
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .args(["--simulator-delay", "200ms"])
-        .args(args)
+    let mut child = up_command(data, port, args)
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -404,7 +404,7 @@ impl<'a> Lexer<'a> {
             Some('|') => self.emit(ItemKind::Pipe),
             Some('"') => self.lex_quote(),
             Some('`') => self.lex_raw_quote(),
-            Some('$') => self.lex_variable(),
+            Some('$') => self.lex_field_or_variable(ItemKind::Variable),
             Some('\'') => self.lex_char(),
             Some('.')
                 if self
@@ -460,13 +460,21 @@ impl<'a> Lexer<'a> {
         self.emit(ItemKind::Space);
     }
 
-    fn lex_identifier(&mut self) {
+    /// Takes a run of alphanumerics; false (with Go's error) when no terminator follows it.
+    fn word(&mut self) -> bool {
         while self.peek().is_some_and(is_alphanumeric) {
             self.next_char();
         }
-        if !self.at_terminator() {
-            let c = self.peek().unwrap_or('\0');
-            self.error(format!("bad character {}", go_rune(c)));
+        if self.at_terminator() {
+            return true;
+        }
+        let c = self.peek().unwrap_or('\0');
+        self.error(format!("bad character {}", go_rune(c)));
+        false
+    }
+
+    fn lex_identifier(&mut self) {
+        if !self.word() {
             return;
         }
         let word = &self.input[self.start..self.pos];
@@ -480,14 +488,7 @@ impl<'a> Lexer<'a> {
         self.emit(kind);
     }
 
-    fn lex_variable(&mut self) {
-        if self.at_terminator() {
-            self.emit(ItemKind::Variable);
-            return;
-        }
-        self.lex_field_or_variable(ItemKind::Variable);
-    }
-
+    /// `.Field` or `$var`; `.` or `$` alone when a terminator follows at once.
     fn lex_field_or_variable(&mut self, kind: ItemKind) {
         if self.at_terminator() {
             self.emit(if kind == ItemKind::Variable {
@@ -497,15 +498,9 @@ impl<'a> Lexer<'a> {
             });
             return;
         }
-        while self.peek().is_some_and(is_alphanumeric) {
-            self.next_char();
+        if self.word() {
+            self.emit(kind);
         }
-        if !self.at_terminator() {
-            let c = self.peek().unwrap_or('\0');
-            self.error(format!("bad character {}", go_rune(c)));
-            return;
-        }
-        self.emit(kind);
     }
 
     /// A quoted string, raw string or character constant ending at `close`.
