@@ -607,3 +607,41 @@ pub fn lex(input: &str, left: &str, right: &str, options: Options) -> Vec<Item> 
         }
     }
 }
+
+impl ItemKind {
+    /// Keywords print as `<word>` in parse errors.
+    fn is_keyword(self) -> bool {
+        use ItemKind::*;
+        matches!(
+            self,
+            Block
+                | Break
+                | Continue
+                | Dot
+                | Define
+                | Else
+                | End
+                | If
+                | Nil
+                | Range
+                | Template
+                | With
+        )
+    }
+}
+
+impl std::fmt::Display for Item {
+    /// As Go's parser names an item in its messages.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            ItemKind::Eof => f.write_str("EOF"),
+            ItemKind::Error => f.write_str(&self.val),
+            k if k.is_keyword() => write!(f, "<{}>", self.val),
+            _ if self.val.chars().count() > 10 => {
+                let head: String = self.val.chars().take(10).collect();
+                write!(f, "{}...", super::quote::quote(&head))
+            }
+            _ => f.write_str(&super::quote::quote(&self.val)),
+        }
+    }
+}
