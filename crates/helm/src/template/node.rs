@@ -329,7 +329,11 @@ impl Drop for Pipe {
     /// parsing them did.
     fn drop(&mut self) {
         let cmds = std::mem::take(&mut self.cmds);
-        if cmds.iter().any(|c| c.args.iter().any(|a| matches!(a, Arg::Pipe(_) | Arg::Chain { .. }))) {
+        if cmds.iter().any(|c| {
+            c.args
+                .iter()
+                .any(|a| matches!(a, Arg::Pipe(_) | Arg::Chain { .. }))
+        }) {
             stacker::maybe_grow(64 * 1024, 1024 * 1024, move || drop(cmds));
         }
     }
