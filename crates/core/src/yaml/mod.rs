@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 mod folded;
+pub mod gov2;
 mod resolve;
 
 pub use resolve::{Resolver, resolve_plain};
