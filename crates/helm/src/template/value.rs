@@ -87,6 +87,10 @@ pub trait Object: fmt::Debug {
                 .collect(),
         )
     }
+    /// Its JSON text when it marshals itself (`time.Time`, a semantic version).
+    fn json_text(&self) -> Option<String> {
+        None
+    }
     /// For functions that take this one type.
     fn as_any(&self) -> &dyn std::any::Any;
 }
