@@ -8,6 +8,7 @@ mod controllers;
 mod example;
 mod flux;
 mod git_ref;
+mod helm;
 mod install;
 mod kustomize;
 mod logging;
@@ -43,6 +44,9 @@ enum Command {
     Apply(apply::Args),
     /// Build a kustomization and print the YAML stream (like `kubectl kustomize`).
     Kustomize(kustomize::Args),
+    /// Helm's verbs: `template` renders a chart locally.
+    #[command(subcommand)]
+    Helm(helm::Helm),
     /// Build artifacts locally.
     #[command(subcommand)]
     Build(build::Build),
@@ -129,6 +133,19 @@ fn limit_malloc_arenas() {}
 
 fn main() -> std::process::ExitCode {
     limit_malloc_arenas();
+    // `tidegate helm …` speaks as helm does: its output, and `Error: …` on failure.
+    if std::env::args().nth(1).as_deref() == Some("helm") {
+        let cli = Cli::parse();
+        if let Command::Helm(cmd) = cli.command {
+            return match helm::run(cmd) {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("Error: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            };
+        }
+    }
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -174,6 +191,7 @@ fn run() -> anyhow::Result<()> {
     logging::init(&level, cli.log_json, quiet_until_handover.then_some("warn"))?;
     let command = match cli.command {
         Command::Kustomize(args) => return kustomize::run(args),
+        Command::Helm(cmd) => return helm::run(cmd).map_err(anyhow::Error::msg),
         Command::Install(args) => match install::export(&args) {
             Ok(true) => return Ok(()),
             Ok(false) => Command::Install(args),
@@ -218,7 +236,10 @@ fn run() -> anyhow::Result<()> {
             Command::Controllers(args) => controllers::run(args).await,
             Command::Build(build::Build::Kustomization(a)) => flux::build::run(a).await,
             Command::Install(a) => install::run(a).await,
-            Command::Kustomize(_) | Command::Build(_) | Command::Completion { .. } => Ok(()),
+            Command::Kustomize(_)
+            | Command::Helm(_)
+            | Command::Build(_)
+            | Command::Completion { .. } => Ok(()),
         }
     })
 }

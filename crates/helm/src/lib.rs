@@ -1,6 +1,10 @@
-//! Tidegate's Helm chart engine, being built: Go's `text/template` (lexer, parser, executor,
-//! builtins, `fmt`), Sprig's functions, then Helm's functions, charts, values and
-//! `tidegate helm template`.
+//! Tidegate's Helm chart engine: Go's `text/template` (lexer, parser, executor, builtins,
+//! `fmt`), Sprig's functions, charts and values, Helm's rendering, and `helm template`.
 
+pub mod action;
+pub mod chart;
+pub mod engine;
+pub mod release;
 pub mod sprig;
 pub mod template;
+pub mod values;

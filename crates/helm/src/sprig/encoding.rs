@@ -236,8 +236,41 @@ fn write_json(out: &mut String, v: &Value, style: JsonStyle, depth: usize) -> Re
         Value::Object(o) => {
             if let Some(s) = o.json_text() {
                 out.push_str(&s);
+            } else if let Some(items) = o.list_items() {
+                write_json(
+                    out,
+                    &Value::List(std::rc::Rc::new(items), ListKind::Any),
+                    style,
+                    depth,
+                )?;
+            } else if let Some(entries) = o.map_entries() {
+                write_json(
+                    out,
+                    &Value::map(entries.into_iter().collect()),
+                    style,
+                    depth,
+                )?;
             } else {
-                write_json(out, &o.json(), style, depth)?;
+                let fields = o.json_fields();
+                if fields.is_empty() {
+                    out.push_str("{}");
+                    return Ok(());
+                }
+                out.push('{');
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    newline(out, style, depth + 1);
+                    json_string(out, k, style != JsonStyle::Raw);
+                    out.push(':');
+                    if style == JsonStyle::Pretty {
+                        out.push(' ');
+                    }
+                    write_json(out, v, style, depth + 1)?;
+                }
+                newline(out, style, depth);
+                out.push('}');
             }
         }
         Value::Func(f) => return Err(format!("json: unsupported type: {}", f.type_name())),

@@ -16,7 +16,11 @@ mod strings;
 use crate::template::value::{IntKind, ListKind, MapKind, Value};
 use crate::template::{FuncMap, fmt};
 
-pub use encoding::{JsonStyle, empty_list, error_map, from_json_text, json_string, to_json};
+pub use dicts::{deep_copy, merge_into};
+pub use encoding::{
+    JsonStyle, empty_list, error_map, from_json_text, go_json_error, json_string, to_json,
+};
+pub(crate) use strings::{is_go_space, path_base, path_clean, path_ext};
 
 /// Every Sprig function except `env` and `expandenv` (which Helm removes).
 pub fn funcs() -> FuncMap {

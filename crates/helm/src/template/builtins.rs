@@ -371,6 +371,12 @@ fn length(item: &Value) -> Result<usize, String> {
         Value::List(l, _) => Ok(l.len()),
         Value::Map(m, _) => Ok(m.borrow().len()),
         Value::NilList(_) | Value::NilMap(_) => Ok(0),
+        Value::Object(o) if o.map_entries().is_some() => {
+            Ok(o.map_entries().map(|e| e.len()).unwrap_or(0))
+        }
+        Value::Object(o) if o.list_items().is_some() => {
+            Ok(o.list_items().map(|e| e.len()).unwrap_or(0))
+        }
         other => Err(format!("len of type {}", other.type_name())),
     }
 }

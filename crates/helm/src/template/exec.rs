@@ -343,6 +343,16 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
                     ));
                 }
             }
+            Value::Object(o) if o.list_items().is_some() => {
+                for (i, item) in o.list_items().unwrap_or_default().into_iter().enumerate() {
+                    iterations.push((Value::int(i as i64), concrete(item)));
+                }
+            }
+            Value::Object(o) if o.map_entries().is_some() => {
+                for (k, v) in o.map_entries().unwrap_or_default() {
+                    iterations.push((Value::str(&k), concrete(v)));
+                }
+            }
             Value::Map(m, kind) => {
                 let iface = *kind != MapKind::String;
                 for (k, v) in m.borrow().iter() {
@@ -741,6 +751,17 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
                     }
                     let iface = matches!(v, Value::Nil);
                     return Ok(Rv { v, iface });
+                }
+                if let Some(entries) = o.map_entries() {
+                    if has_args {
+                        return Err(
+                            self.errorf(format!("{name} is not a method but has arguments"))
+                        );
+                    }
+                    let found = entries.into_iter().find(|(k, _)| k == name).map(|(_, v)| v);
+                    return Ok(concrete(
+                        found.unwrap_or(Value::Bytes(std::rc::Rc::from(&b""[..]))),
+                    ));
                 }
                 Err(self.errorf(format!("can't evaluate field {name} in type {typ}")))
             }

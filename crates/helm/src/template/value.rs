@@ -87,6 +87,24 @@ pub trait Object: fmt::Debug {
                 .collect(),
         )
     }
+    /// For Go map types with methods (Helm's `.Files`): the entries, in key order, which
+    /// `range`, `index`, `len` and field access see.
+    fn map_entries(&self) -> Option<Vec<(String, Value)>> {
+        None
+    }
+    /// For Go slice types with methods (Helm's `.Capabilities.APIVersions`): the elements,
+    /// which `range`, `index`, `len` and printing see.
+    fn list_items(&self) -> Option<Vec<Value>> {
+        None
+    }
+    /// Its fields as `encoding/json` writes them, in order (JSON names, empty `omitempty`
+    /// fields left out).
+    fn json_fields(&self) -> Vec<(String, Value)> {
+        self.fields()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
     /// Its JSON text when it marshals itself (`time.Time`, a semantic version).
     fn json_text(&self) -> Option<String> {
         None
@@ -249,5 +267,37 @@ impl Value {
                     .collect(),
             ),
         }
+    }
+
+    /// The value as JSON data (numbers keep their kind; objects by their JSON form).
+    pub fn to_json_value(&self) -> Result<serde_json::Value, String> {
+        use serde_json::Value as J;
+        Ok(match self {
+            Value::Invalid | Value::Nil | Value::NilList(_) | Value::NilMap(_) => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i, _) => J::from(*i),
+            Value::Uint(u, _) => J::from(*u),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map(J::Number)
+                .ok_or("unsupported value: NaN or Inf")?,
+            Value::Complex(..) => return Err("unsupported type: complex128".into()),
+            Value::String(s) => J::String(s.to_string()),
+            Value::Bytes(b) => J::String(String::from_utf8_lossy(b).into_owned()),
+            Value::List(items, _) => J::Array(
+                items
+                    .iter()
+                    .map(Value::to_json_value)
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Map(m, _) => {
+                let mut out = serde_json::Map::new();
+                for (k, v) in m.borrow().iter() {
+                    out.insert(k.clone(), v.to_json_value()?);
+                }
+                J::Object(out)
+            }
+            Value::Object(o) => o.json().to_json_value()?,
+            Value::Func(f) => return Err(format!("unsupported type: {}", f.type_name())),
+        })
     }
 }

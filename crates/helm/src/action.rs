@@ -1,0 +1,429 @@
+//! `helm template`: a chart, values and options in; the text `helm template` prints out, or
+//! the error it reports.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::chart::{self, Chart};
+use crate::engine::{self, Capabilities, KubeVersion, ReleaseOptions, RenderOptions};
+use crate::release::{self, Hook, Manifest};
+use crate::template::value::{MapKind, Value};
+use crate::values::{self, Values, new_map, strvals};
+
+/// Where values come from, in the order Helm applies them.
+#[derive(Debug, Clone, Default)]
+pub struct ValueOptions {
+    /// `-f`: YAML files (merged in order).
+    pub value_files: Vec<PathBuf>,
+    /// `--set-json`.
+    pub json_values: Vec<String>,
+    /// `--set`.
+    pub values: Vec<String>,
+    /// `--set-string`.
+    pub string_values: Vec<String>,
+    /// `--set-file`.
+    pub file_values: Vec<String>,
+    /// `--set-literal`.
+    pub literal_values: Vec<String>,
+}
+
+/// `helm template`'s options.
+#[derive(Debug, Clone)]
+pub struct TemplateOptions {
+    pub release_name: String,
+    pub namespace: String,
+    pub values: ValueOptions,
+    pub kube_version: Option<String>,
+    pub api_versions: Vec<String>,
+    pub include_crds: bool,
+    pub skip_tests: bool,
+    pub no_hooks: bool,
+    pub show_only: Vec<String>,
+    pub is_upgrade: bool,
+    pub output_dir: Option<PathBuf>,
+    /// `--release-name`: the release name as a directory under `output_dir`.
+    pub use_release_name: bool,
+}
+
+impl Default for TemplateOptions {
+    fn default() -> Self {
+        TemplateOptions {
+            release_name: "release-name".into(),
+            namespace: "default".into(),
+            values: ValueOptions::default(),
+            kube_version: None,
+            api_versions: Vec::new(),
+            include_crds: false,
+            skip_tests: false,
+            no_hooks: false,
+            show_only: Vec::new(),
+            is_upgrade: false,
+            output_dir: None,
+            use_release_name: false,
+        }
+    }
+}
+
+/// A failed `helm template`: Helm's message, and whether Helm adds its `--debug` hint (it does
+/// for errors found while rendering).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    pub message: String,
+    pub rendering: bool,
+}
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.rendering {
+            write!(
+                f,
+                "{}\n\nUse --debug flag to render out invalid YAML",
+                self.message
+            )
+        } else {
+            f.write_str(&self.message)
+        }
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
+fn plain(message: impl Into<String>) -> TemplateError {
+    TemplateError {
+        message: message.into(),
+        rendering: false,
+    }
+}
+
+fn rendering(message: impl Into<String>) -> TemplateError {
+    TemplateError {
+        message: message.into(),
+        rendering: true,
+    }
+}
+
+fn read_file(path: &str) -> Result<Vec<u8>, String> {
+    if path == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| e.to_string())?;
+        return Ok(buf);
+    }
+    std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("open {path}: no such file or directory"),
+        _ => format!("open {path}: {e}"),
+    })
+}
+
+/// Helm's `MergeValues` of the value options.
+pub fn merge_values(opts: &ValueOptions) -> Result<Values, TemplateError> {
+    let mut base = serde_json::Map::new();
+    for path in &opts.value_files {
+        let text = read_file(&path.to_string_lossy()).map_err(plain)?;
+        let current = chart::load_values_text(&String::from_utf8_lossy(&text))
+            .map_err(|e| plain(format!("failed to parse {}: {e}", path.display())))?;
+        chart::merge_maps(&mut base, current);
+    }
+    let base = match Value::from_json(&serde_json::Value::Object(base)) {
+        Value::Map(m, _) => m,
+        _ => new_map(),
+    };
+    for value in &opts.json_values {
+        let trimmed = value.trim();
+        if trimmed.starts_with('{') {
+            let parsed: serde_json::Map<String, serde_json::Value> = serde_json::from_str(trimmed)
+                .map_err(|_| plain(format!("failed parsing --set-json data JSON: {value}")))?;
+            if let Value::Map(m, _) = Value::from_json(&serde_json::Value::Object(parsed)) {
+                merge_value_maps(&base, &m);
+            }
+        } else {
+            strvals::parse_json(value, &base)
+                .map_err(|_| plain(format!("failed parsing --set-json data {value}")))?;
+        }
+    }
+    for value in &opts.values {
+        strvals::parse_into(value, &base)
+            .map_err(|e| plain(format!("failed parsing --set data: {e}")))?;
+    }
+    for value in &opts.string_values {
+        strvals::parse_into_string(value, &base)
+            .map_err(|e| plain(format!("failed parsing --set-string data: {e}")))?;
+    }
+    for value in &opts.file_values {
+        let reader = |path: &str| -> Result<Value, String> {
+            let data = read_file(path)?;
+            Ok(Value::str(&String::from_utf8_lossy(&data)))
+        };
+        strvals::parse_into_file(value, &base, &reader)
+            .map_err(|e| plain(format!("failed parsing --set-file data: {e}")))?;
+    }
+    for value in &opts.literal_values {
+        strvals::parse_literal_into(value, &base)
+            .map_err(|e| plain(format!("failed parsing --set-literal data: {e}")))?;
+    }
+    Ok(base)
+}
+
+/// Helm's `MergeMaps` on template values.
+fn merge_value_maps(into: &Values, from: &Values) {
+    let entries: Vec<(String, Value)> = from
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (k, v) in entries {
+        if let Value::Map(vm, MapKind::Any) = &v {
+            let existing = into.borrow().get(&k).cloned();
+            if let Some(Value::Map(em, MapKind::Any)) = existing {
+                merge_value_maps(&em, vm);
+                continue;
+            }
+        }
+        into.borrow_mut().insert(k, v);
+    }
+}
+
+/// Helm's `CheckDependencies`.
+fn check_dependencies(chart: &Chart) -> Result<(), TemplateError> {
+    let Some(reqs) = &chart.metadata.dependencies else {
+        return Ok(());
+    };
+    let missing: Vec<&str> = reqs
+        .iter()
+        .filter(|r| !chart.dependencies.iter().any(|d| d.name() == r.name))
+        .map(|r| r.name.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(plain(format!(
+        "an error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}",
+        missing.join(", ")
+    )))
+}
+
+/// Release names Helm accepts: DNS-1123-ish, at most 53 characters.
+fn validate_release_name(name: &str) -> Result<(), TemplateError> {
+    let ok = !name.is_empty()
+        && name.len() <= 53
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && name.as_bytes()[0].is_ascii_alphanumeric()
+        && name.as_bytes()[name.len() - 1].is_ascii_alphanumeric();
+    if ok {
+        return Ok(());
+    }
+    Err(plain(format!(
+        "release name {}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53",
+        crate::template::quote::quote(name)
+    )))
+}
+
+/// What a render produced, before printing.
+pub struct Rendered {
+    pub manifests: Vec<Manifest>,
+    pub hooks: Vec<Hook>,
+    /// CRD files (`crds/`) with the path Helm prints for them.
+    pub crds: Vec<(String, String)>,
+    pub notes: String,
+    /// Warnings Helm would log while coalescing values.
+    pub warnings: Vec<String>,
+}
+
+/// Loads, checks and renders a chart as `helm template` does.
+pub fn render_chart(chart_path: &Path, opts: &TemplateOptions) -> Result<Rendered, TemplateError> {
+    let mut chart = chart::load(chart_path).map_err(|e| plain(e.0))?;
+    check_dependencies(&chart)?;
+    if chart.is_library() {
+        return Err(plain("library charts are not installable"));
+    }
+    let user = merge_values(&opts.values)?;
+    render_loaded(&mut chart, &user, opts)
+}
+
+/// Renders an already loaded chart with the user's values.
+pub fn render_loaded(
+    chart: &mut Chart,
+    user: &Values,
+    opts: &TemplateOptions,
+) -> Result<Rendered, TemplateError> {
+    let mut warnings = Vec::new();
+    validate_release_name(&opts.release_name)?;
+    chart::process_dependencies(chart, user, &mut warnings).map_err(plain)?;
+    let kube_version = match &opts.kube_version {
+        Some(v) => Some(
+            KubeVersion::parse(v).map_err(|e| plain(format!("invalid kube version '{v}': {e}")))?,
+        ),
+        None => None,
+    };
+    let caps = Capabilities::client_only(kube_version, &opts.api_versions);
+    let release = ReleaseOptions {
+        name: opts.release_name.clone(),
+        namespace: opts.namespace.clone(),
+        revision: 1,
+        is_upgrade: opts.is_upgrade,
+        is_install: !opts.is_upgrade,
+    };
+    let coalesced = values::coalesce(chart, user, false, &mut warnings).map_err(plain)?;
+    let top = engine::render_values(chart, &coalesced, &release, &caps);
+    if !chart.metadata.kube_version.is_empty()
+        && !chart::is_compatible_range(&chart.metadata.kube_version, &caps.kube_version.normalized)
+    {
+        return Err(rendering(format!(
+            "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
+            chart.metadata.kube_version, caps.kube_version.version
+        )));
+    }
+    let options = RenderOptions {
+        strict: false,
+        lookup: None,
+    };
+    let mut files = engine::render(chart, &top, &options).map_err(rendering)?;
+    let mut notes = String::new();
+    let notes_names: Vec<String> = files
+        .keys()
+        .filter(|k| k.ends_with("NOTES.txt"))
+        .cloned()
+        .collect();
+    for k in notes_names {
+        if let Some(v) = files.remove(&k)
+            && k == format!("{}/templates/NOTES.txt", chart.name())
+        {
+            if !notes.is_empty() {
+                notes.push('\n');
+            }
+            notes.push_str(&v);
+        }
+    }
+    let (hooks, manifests) = release::sort_manifests(&files).map_err(rendering)?;
+    let crds = if opts.include_crds {
+        chart
+            .crd_objects(chart.name())
+            .into_iter()
+            .map(|(path, f)| (path, String::from_utf8_lossy(&f.data).into_owned()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Rendered {
+        manifests,
+        hooks,
+        crds,
+        notes,
+        warnings,
+    })
+}
+
+/// A written file of `--output-dir` and what `helm template` prints for it.
+fn write_to_file(
+    dir: &Path,
+    name: &str,
+    data: &str,
+    append: bool,
+    out: &mut String,
+) -> Result<(), TemplateError> {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| plain(e.to_string()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .open(&path)
+        .map_err(|e| plain(e.to_string()))?;
+    std::io::Write::write_all(
+        &mut file,
+        format!("---\n# Source: {name}\n{data}\n").as_bytes(),
+    )
+    .map_err(|e| plain(e.to_string()))?;
+    out.push_str(&format!("wrote {}\n", path.display()));
+    Ok(())
+}
+
+/// `helm template CHART`: the text Helm prints to standard output.
+pub fn template(chart_path: &Path, opts: &TemplateOptions) -> Result<String, TemplateError> {
+    let rendered = render_chart(chart_path, opts)?;
+    print(&rendered, opts)
+}
+
+/// Prints a render as `helm template` does (or writes it under `--output-dir`).
+pub fn print(rendered: &Rendered, opts: &TemplateOptions) -> Result<String, TemplateError> {
+    let mut out = String::new();
+    if let Some(dir) = &opts.output_dir {
+        let dir = if opts.use_release_name {
+            dir.join(&opts.release_name)
+        } else {
+            dir.clone()
+        };
+        let mut written: BTreeMap<String, bool> = BTreeMap::new();
+        for (name, data) in &rendered.crds {
+            let append = written.contains_key(name);
+            write_to_file(&dir, name, data, append, &mut out)?;
+            written.insert(name.clone(), true);
+        }
+        for m in &rendered.manifests {
+            let append = written.contains_key(&m.name);
+            write_to_file(&dir, &m.name, &m.content, append, &mut out)?;
+            written.insert(m.name.clone(), true);
+        }
+        if !opts.no_hooks {
+            for h in &rendered.hooks {
+                if opts.skip_tests && h.is_test() {
+                    continue;
+                }
+                let append = written.contains_key(&h.path) || dir.join(&h.path).exists();
+                write_to_file(&dir, &h.path, &h.manifest, append, &mut out)?;
+                written.insert(h.path.clone(), true);
+            }
+        }
+        return Ok(out);
+    }
+    let mut body = String::new();
+    for (name, data) in &rendered.crds {
+        body.push_str(&format!("---\n# Source: {name}\n{data}\n"));
+    }
+    for m in &rendered.manifests {
+        body.push_str(&format!("---\n# Source: {}\n{}\n", m.name, m.content));
+    }
+    let mut manifests = format!("{}\n", body.trim());
+    if !opts.no_hooks {
+        for h in &rendered.hooks {
+            if opts.skip_tests && h.is_test() {
+                continue;
+            }
+            manifests.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.manifest));
+        }
+    }
+    if opts.show_only.is_empty() {
+        return Ok(manifests);
+    }
+    let docs = release::split_manifests(&manifests);
+    let mut selected = Vec::new();
+    for f in &opts.show_only {
+        let f = f.replace('\\', "/");
+        let mut missing = true;
+        for doc in &docs {
+            let Some(at) = doc.find("# Source: ") else {
+                continue;
+            };
+            let source = doc[at + "# Source: ".len()..].lines().next().unwrap_or("");
+            let Some((_, path)) = source.split_once('/') else {
+                continue;
+            };
+            if !chart::go_match(&f, path).unwrap_or(false) {
+                continue;
+            }
+            selected.push(doc.clone());
+            missing = false;
+        }
+        if missing {
+            return Err(plain(format!("could not find template {f} in chart")));
+        }
+    }
+    for doc in selected {
+        out.push_str(&format!("---\n{doc}\n"));
+    }
+    Ok(out)
+}

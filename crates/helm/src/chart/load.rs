@@ -1,0 +1,379 @@
+//! Loading charts as Helm's loader does: a directory (walked in Go's order, `.helmignore`
+//! applied), a gzipped tar (the top directory stripped, sizes bounded), or a list of files;
+//! `charts/` entries become subcharts.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use super::{Chart, File, Metadata};
+
+/// Largest chart Helm unpacks.
+pub const MAX_CHART_SIZE: u64 = 100 * 1024 * 1024;
+/// Largest single file Helm unpacks.
+pub const MAX_FILE_SIZE: u64 = 5 * 1024 * 1024;
+
+const BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
+
+/// Why a chart could not be loaded, in Helm's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LoadError(pub String);
+
+fn err(message: impl Into<String>) -> LoadError {
+    LoadError(message.into())
+}
+
+/// Loads a chart from a directory or a `.tgz` file.
+pub fn load(path: &Path) -> Result<Chart, LoadError> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| err(format!("stat {}: {}", path.display(), go_io_error(&e))))?;
+    if meta.is_dir() {
+        return load_dir(path);
+    }
+    let data = std::fs::read(path)
+        .map_err(|e| err(format!("open {}: {}", path.display(), go_io_error(&e))))?;
+    if !data.starts_with(&[0x1f, 0x8b]) {
+        if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+            || data.starts_with(b"apiVersion")
+        {
+            return Err(err(format!(
+                "file '{}' seems to be a YAML file, but expected a gzipped archive",
+                path.display()
+            )));
+        }
+        return Err(err(format!(
+            "file '{}' does not appear to be a gzipped archive; got '{}'",
+            path.display(),
+            sniff(&data)
+        )));
+    }
+    load_archive(&data)
+}
+
+/// Go's `http.DetectContentType` for the few types that matter here.
+fn sniff(data: &[u8]) -> &'static str {
+    if std::str::from_utf8(data).is_ok() {
+        "text/plain; charset=utf-8"
+    } else {
+        "application/octet-stream"
+    }
+}
+
+fn go_io_error(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Loads a chart directory: files walked as Go's `filepath.Walk` walks them (each
+/// directory's entries by name), `.helmignore` and Helm's default rule applied.
+pub fn load_dir(dir: &Path) -> Result<Chart, LoadError> {
+    let mut rules = match std::fs::read(dir.join(".helmignore")) {
+        Ok(text) => super::ignore::Rules::parse(&String::from_utf8_lossy(&text)).map_err(err)?,
+        Err(_) => super::ignore::Rules::default(),
+    };
+    rules.add_defaults();
+    let mut files = Vec::new();
+    walk(dir, "", &rules, &mut files)?;
+    load_files(files)
+}
+
+fn walk(
+    root: &Path,
+    rel: &str,
+    rules: &super::ignore::Rules,
+    out: &mut Vec<File>,
+) -> Result<(), LoadError> {
+    let here = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
+    let mut entries: Vec<String> = std::fs::read_dir(&here)
+        .map_err(|e| err(format!("open {}: {}", here.display(), go_io_error(&e))))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    for name in entries {
+        let path = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        let full = root.join(&path);
+        let meta = std::fs::metadata(&full)
+            .map_err(|e| err(format!("stat {}: {}", full.display(), go_io_error(&e))))?;
+        if meta.is_dir() {
+            if rules.ignore(&path, true) {
+                continue;
+            }
+            walk(root, &path, rules, out)?;
+            continue;
+        }
+        if rules.ignore(&path, false) {
+            continue;
+        }
+        if !meta.is_file() {
+            return Err(err(format!(
+                "cannot load irregular file {} as it has file mode type bits set",
+                full.display()
+            )));
+        }
+        if meta.len() > MAX_FILE_SIZE {
+            return Err(err(format!(
+                "chart file {} is larger than the maximum file size {MAX_FILE_SIZE}",
+                crate::template::quote::quote(&name)
+            )));
+        }
+        let mut data = std::fs::read(&full)
+            .map_err(|e| err(format!("error reading {path}: {}", go_io_error(&e))))?;
+        if data.starts_with(BOM) {
+            data.drain(..3);
+        }
+        out.push(File { name: path, data });
+    }
+    Ok(())
+}
+
+/// Loads a gzipped tar chart archive.
+pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
+    let gz = flate2::read::GzDecoder::new(data);
+    let mut tar = tar::Archive::new(gz);
+    let mut files = Vec::new();
+    let mut remaining = MAX_CHART_SIZE;
+    let entries = tar.entries().map_err(|e| err(e.to_string()))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| err(e.to_string()))?;
+        let kind = entry.header().entry_type();
+        if kind.is_dir()
+            || matches!(
+                kind,
+                tar::EntryType::XGlobalHeader | tar::EntryType::XHeader
+            )
+        {
+            continue;
+        }
+        let raw_name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let delimiter = if raw_name.contains('\\') { '\\' } else { '/' };
+        let parts: Vec<&str> = raw_name.split(delimiter).collect();
+        let name = parts[1..].join("/");
+        if name.starts_with('/') {
+            return Err(err("chart illegally contains absolute paths"));
+        }
+        let name = crate::sprig::path_clean(&name);
+        if name == "." {
+            return Err(err(format!(
+                "chart illegally contains content outside the base directory: {}",
+                crate::template::quote::quote(&raw_name)
+            )));
+        }
+        if name.starts_with("..") {
+            return Err(err("chart illegally references parent directory"));
+        }
+        if name.len() >= 2 && name.as_bytes()[1] == b':' && name.as_bytes()[0].is_ascii_alphabetic()
+        {
+            return Err(err("chart contains illegally named files"));
+        }
+        if parts[0] == "Chart.yaml" {
+            return Err(err("chart yaml not in base directory"));
+        }
+        let size = entry.header().size().unwrap_or(0);
+        if size > remaining {
+            return Err(err(format!(
+                "decompressed chart is larger than the maximum size {MAX_CHART_SIZE}"
+            )));
+        }
+        if size > MAX_FILE_SIZE {
+            return Err(err(format!(
+                "decompressed chart file {} is larger than the maximum file size {MAX_FILE_SIZE}",
+                crate::template::quote::quote(&raw_name)
+            )));
+        }
+        let mut data = Vec::with_capacity(size as usize);
+        (&mut entry)
+            .take(remaining)
+            .read_to_end(&mut data)
+            .map_err(|e| err(e.to_string()))?;
+        remaining -= data.len() as u64;
+        if (data.len() as u64) < size || remaining == 0 {
+            return Err(err(format!(
+                "decompressed chart is larger than the maximum size {MAX_CHART_SIZE}"
+            )));
+        }
+        if data.starts_with(BOM) {
+            data.drain(..3);
+        }
+        files.push(File { name, data });
+    }
+    if files.is_empty() {
+        return Err(err("no files in chart archive"));
+    }
+    load_files(files)
+}
+
+/// Reads YAML as Helm's `sigs.k8s.io/yaml` does (YAML 1.1 scalars, last key wins), every
+/// document of the text.
+pub fn read_yaml_documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    let options = tidegate_core::yaml::ReadOptions {
+        resolver: tidegate_core::yaml::Resolver::GoV2,
+        ..tidegate_core::yaml::ReadOptions::new(tidegate_core::yaml::Duplicates::LastWins)
+    };
+    let reader = tidegate_core::yaml::StreamReader::new(text, options);
+    let mut out = Vec::new();
+    for doc in yaml_serde::Deserializer::from_str(text) {
+        let (v, _) = reader
+            .read(doc)
+            .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))?;
+        out.push(v);
+    }
+    Ok(out)
+}
+
+/// Reads one YAML document (the first) as Helm does.
+pub fn read_yaml(text: &str) -> Result<serde_json::Value, String> {
+    Ok(read_yaml_documents(text)?
+        .into_iter()
+        .next()
+        .unwrap_or(serde_json::Value::Null))
+}
+
+/// Helm's `LoadValues`: every document of `values.yaml` merged over the one before.
+pub fn load_values(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let mut values = serde_json::Map::new();
+    for doc in read_yaml_documents(text)? {
+        match doc {
+            serde_json::Value::Object(m) => merge_maps(&mut values, m),
+            serde_json::Value::Null => {}
+            other => {
+                return Err(format!(
+                    "cannot unmarshal yaml document: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    super::json_kind(&other)
+                ));
+            }
+        }
+    }
+    Ok(values)
+}
+
+/// Helm's `MergeMaps`: tables merge, anything else replaces.
+pub fn merge_maps(
+    into: &mut serde_json::Map<String, serde_json::Value>,
+    from: serde_json::Map<String, serde_json::Value>,
+) {
+    for (k, v) in from {
+        if let serde_json::Value::Object(vm) = v {
+            if let Some(serde_json::Value::Object(existing)) = into.get_mut(&k) {
+                merge_maps(existing, vm);
+                continue;
+            }
+            into.insert(k, serde_json::Value::Object(vm));
+        } else {
+            into.insert(k, v);
+        }
+    }
+}
+
+/// Builds a chart from its files (paths relative to the chart), as Helm's `LoadFiles`.
+pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
+    let mut chart = Chart::default();
+    let mut has_metadata = false;
+    for f in &files {
+        if f.name == "Chart.yaml" {
+            has_metadata = true;
+            let v = read_yaml(&String::from_utf8_lossy(&f.data))
+                .map_err(|e| err(format!("cannot load Chart.yaml: {e}")))?;
+            chart.metadata.read_into(&v).map_err(|e| {
+                err(format!(
+                    "cannot load Chart.yaml: error unmarshaling JSON: while decoding JSON: {e}"
+                ))
+            })?;
+            if chart.metadata.api_version.is_empty() {
+                chart.metadata.api_version = "v1".into();
+            }
+        }
+    }
+    let mut subcharts: BTreeMap<String, Vec<File>> = BTreeMap::new();
+    for f in files {
+        match f.name.as_str() {
+            "Chart.yaml" | "Chart.lock" | "requirements.lock" => {
+                if f.name == "requirements.lock" && chart.metadata.api_version == "v1" {
+                    chart.files.push(f);
+                }
+            }
+            "values.yaml" => {
+                chart.values = load_values(&String::from_utf8_lossy(&f.data))
+                    .map_err(|e| err(format!("cannot load values.yaml: {e}")))?;
+            }
+            "values.schema.json" => chart.schema = Some(f.data),
+            "requirements.yaml" => {
+                has_metadata = true;
+                let v = read_yaml(&String::from_utf8_lossy(&f.data))
+                    .map_err(|e| err(format!("cannot load requirements.yaml: {e}")))?;
+                let mut deps_only = Metadata::default();
+                deps_only
+                    .read_into(&v)
+                    .map_err(|e| err(format!("cannot load requirements.yaml: error unmarshaling JSON: while decoding JSON: {e}")))?;
+                if deps_only.dependencies.is_some() {
+                    chart.metadata.dependencies = deps_only.dependencies;
+                }
+                if chart.metadata.api_version == "v1" {
+                    chart.files.push(f);
+                }
+            }
+            name if name.starts_with("templates/") => chart.templates.push(f),
+            name if name.starts_with("charts/") => {
+                if name.ends_with(".prov") {
+                    chart.files.push(f);
+                    continue;
+                }
+                let rest = &name["charts/".len()..];
+                let (sub, inner) = rest.split_once('/').unwrap_or((rest, ""));
+                subcharts.entry(sub.to_string()).or_default().push(File {
+                    name: if inner.is_empty() {
+                        sub.to_string()
+                    } else {
+                        inner.to_string()
+                    },
+                    data: f.data,
+                });
+            }
+            _ => chart.files.push(f),
+        }
+    }
+    if !has_metadata {
+        return Err(err("Chart.yaml file is missing"));
+    }
+    chart.metadata.validate().map_err(err)?;
+    for (name, files) in subcharts {
+        if name.starts_with(['_', '.']) {
+            continue;
+        }
+        let sub = if name.ends_with(".tgz") {
+            let file = &files[0];
+            if file.name != name {
+                return Err(err(format!(
+                    "error unpacking subchart tar in {}: expected {name}, got {}",
+                    chart.name(),
+                    file.name
+                )));
+            }
+            load_archive(&file.data)
+        } else {
+            let inner: Vec<File> = files.into_iter().filter(|f| f.name != name).collect();
+            load_files(inner)
+        };
+        let sub = sub.map_err(|e| {
+            err(format!(
+                "error unpacking subchart {name} in {}: {}",
+                chart.name(),
+                e.0
+            ))
+        })?;
+        chart.dependencies.push(sub);
+    }
+    Ok(chart)
+}
