@@ -73,6 +73,9 @@ pub struct TemplateArgs {
     /// With `--output-dir`, put the files under a directory named after the release.
     #[arg(long = "release-name")]
     release_name_dir: bool,
+    /// Do not check values against `values.schema.json`.
+    #[arg(long = "skip-schema-validation")]
+    skip_schema_validation: bool,
 }
 
 /// Renders `--name-template` as helm's `TemplateName` does.
@@ -122,6 +125,7 @@ pub fn run(cmd: Helm) -> Result<(), String> {
         is_upgrade: a.is_upgrade,
         output_dir: a.output_dir,
         use_release_name: a.release_name_dir,
+        skip_schema_validation: a.skip_schema_validation,
     };
     let path = PathBuf::from(&chart);
     if !path.exists() {

@@ -43,6 +43,8 @@ pub struct TemplateOptions {
     pub output_dir: Option<PathBuf>,
     /// `--release-name`: the release name as a directory under `output_dir`.
     pub use_release_name: bool,
+    /// `--skip-schema-validation`.
+    pub skip_schema_validation: bool,
 }
 
 impl Default for TemplateOptions {
@@ -60,6 +62,7 @@ impl Default for TemplateOptions {
             is_upgrade: false,
             output_dir: None,
             use_release_name: false,
+            skip_schema_validation: false,
         }
     }
 }
@@ -265,6 +268,16 @@ pub fn render_loaded(
         is_install: !opts.is_upgrade,
     };
     let coalesced = values::coalesce(chart, user, false, &mut warnings).map_err(plain)?;
+    if !opts.skip_schema_validation {
+        let json = Value::Map(coalesced.clone(), MapKind::Any)
+            .to_json_value()
+            .map_err(plain)?;
+        values::schema::validate_chart(chart, &json).map_err(|e| {
+            plain(format!(
+                "values don't meet the specifications of the schema(s) in the following chart(s):\n{e}"
+            ))
+        })?;
+    }
     let top = engine::render_values(chart, &coalesced, &release, &caps);
     if !chart.metadata.kube_version.is_empty()
         && !chart::is_compatible_range(&chart.metadata.kube_version, &caps.kube_version.normalized)

@@ -168,7 +168,7 @@ fn read_head(doc: &str, path: &str) -> Result<Head, String> {
         serde_json::Value::Null => serde_json::Map::new(),
         other => {
             return Err(format!(
-                "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",
+                "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type util.SimpleHead",
                 crate::chart::json_kind(other)
             ));
         }

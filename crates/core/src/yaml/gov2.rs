@@ -32,7 +32,9 @@ pub fn to_yaml(value: &Value) -> String {
         Value::Object(m) if !m.is_empty() => e.map(m, 0),
         Value::Array(a) if !a.is_empty() => e.seq(a, 0),
         other => {
-            e.inline(other, 0);
+            // A scalar document's continuation lines and block content sit two in, as
+            // go-yaml's root indentation puts them.
+            e.inline(other, 2);
             e.out.push('\n');
         }
     }
@@ -582,6 +584,13 @@ mod tests {
             to_yaml(&v),
             "long: this is a very long string with many spaces that goes on and on beyond eighty\n  characters for sure yes\n"
         );
+    }
+
+    #[test]
+    fn scalar_documents_indent_their_continuations() {
+        assert_eq!(to_yaml(&json!("a\nb: c\n  d\n")), "|\n  a\n  b: c\n    d\n");
+        assert_eq!(to_yaml(&json!(" lead\nx")), "|2-\n   lead\n  x\n");
+        assert_eq!(to_yaml(&json!("short")), "short\n");
     }
 
     #[test]

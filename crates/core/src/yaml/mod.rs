@@ -54,6 +54,9 @@ pub struct ReadOptions {
     /// Folded block scalars come out as go-yaml v3 writes and reads them back (see
     /// `folded.rs`), as kustomize prints them.
     pub go_folded_round_trip: bool,
+    /// Plain mapping keys are typed by the resolver and written back as text, as
+    /// sigs.k8s.io/yaml turns YAML into JSON (`n:` is the key `"false"` under YAML 1.1).
+    pub json_keys: bool,
 }
 
 impl ReadOptions {
@@ -65,6 +68,7 @@ impl ReadOptions {
             annotations_as_text: false,
             annotation_nulls: false,
             go_folded_round_trip: false,
+            json_keys: false,
         }
     }
 }
@@ -245,6 +249,7 @@ impl<'de> serde::de::Visitor<'de> for Checked<'_> {
             let key = map.next_key_seed(Key {
                 seen: &out,
                 refuse: self.reader.options.duplicates == Duplicates::Refuse,
+                reader: self.reader,
             })?;
             let Some(key) = key else { break };
             if out.contains_key(&key) {
@@ -320,6 +325,45 @@ impl<'de> serde::de::Visitor<'de> for Text<'_> {
 struct Key<'a> {
     seen: &'a serde_json::Map<String, Value>,
     refuse: bool,
+    reader: &'a Reader<'a>,
+}
+
+/// `strconv.FormatFloat(f, 'g', -1, 32)`: how sigs.k8s.io/yaml writes a float where text is
+/// wanted (a mapping key, a string field of a Go struct).
+pub fn go_float32_text(f: f64) -> String {
+    let f = f as f32;
+    if f.is_nan() {
+        return ".nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
+    }
+    let e = format!("{f:e}");
+    let (mantissa, exp) = e.split_once('e').unwrap_or((e.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        format!("{f}")
+    }
+}
+
+/// A plain key's text once typed and written back as sigs.k8s.io/yaml does; `Err` for a
+/// null key, which it refuses.
+fn json_key(typed: &Value, text: &str) -> Result<String, String> {
+    Ok(match typed {
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
+        Value::Number(n) => go_float32_text(n.as_f64().unwrap_or(0.0)),
+        Value::Null => return Err(format!("unsupported map key of type: <nil>, key: {text:?}")),
+        Value::String(s) => s.clone(),
+        _ => text.to_string(),
+    })
 }
 
 impl<'de> serde::de::DeserializeSeed<'de> for Key<'_> {
@@ -339,6 +383,16 @@ impl<'de> serde::de::Visitor<'de> for Key<'_> {
             return Err(E::custom(format!("mapping key {v:?} already defined")));
         }
         Ok(v.to_string())
+    }
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<String, E> {
+        if self.reader.options.json_keys
+            && self.reader.is_plain(v)
+            && let Some(typed) = resolve::resolve_plain(v, self.reader.options.resolver)
+        {
+            let key = json_key(&typed, v).map_err(E::custom)?;
+            return self.visit_str(&key);
+        }
+        self.visit_str(v)
     }
 }
 

@@ -24,11 +24,37 @@ fn err(message: impl Into<String>) -> LoadError {
     LoadError(message.into())
 }
 
+/// The `apiVersion` of a `Chart.yaml`, as Helm's loader checks it first.
+fn check_api_version(data: &[u8]) -> Result<(), LoadError> {
+    let v = read_yaml(&String::from_utf8_lossy(data))
+        .map_err(|e| err(format!("cannot load Chart.yaml: {e}")))?;
+    match v.get("apiVersion") {
+        None | Some(serde_json::Value::Null) => Ok(()),
+        Some(serde_json::Value::String(s)) if matches!(s.as_str(), "v1" | "v2" | "") => Ok(()),
+        Some(serde_json::Value::String(_)) => Err(err("unsupported chart version")),
+        Some(other) => Err(err(format!(
+            "cannot load Chart.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field chartBase.apiVersion of type string",
+            super::json_kind(other)
+        ))),
+    }
+}
+
 /// Loads a chart from a directory or a `.tgz` file.
 pub fn load(path: &Path) -> Result<Chart, LoadError> {
     let meta = std::fs::metadata(path)
         .map_err(|e| err(format!("stat {}: {}", path.display(), go_io_error(&e))))?;
     if meta.is_dir() {
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let chart_yaml = abs.join("Chart.yaml");
+        let data = std::fs::read(&chart_yaml).map_err(|e| {
+            err(format!(
+                "unable to detect chart at {}: open {}: {}",
+                chart_yaml.display(),
+                chart_yaml.display(),
+                go_io_error(&e)
+            ))
+        })?;
+        check_api_version(&data)?;
         return load_dir(path);
     }
     let data = std::fs::read(path)
@@ -48,7 +74,12 @@ pub fn load(path: &Path) -> Result<Chart, LoadError> {
             sniff(&data)
         )));
     }
-    load_archive(&data)
+    let files = archive_files(&data).map_err(|_| err("unable to load chart archive"))?;
+    let Some(chart_yaml) = files.iter().find(|f| f.name == "Chart.yaml") else {
+        return Err(err("unable to detect chart version, no Chart.yaml found"));
+    };
+    check_api_version(&chart_yaml.data)?;
+    load_files(files)
 }
 
 /// Go's `http.DetectContentType` for the few types that matter here.
@@ -141,6 +172,16 @@ fn walk(
 
 /// Loads a gzipped tar chart archive.
 pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
+    let files =
+        archive_files(data).map_err(|e| err(format!("unable to load chart archive: {}", e.0)))?;
+    if !files.iter().any(|f| f.name == "Chart.yaml") {
+        return Err(err("unable to detect chart version, no Chart.yaml found"));
+    }
+    load_files(files)
+}
+
+/// The files of a gzipped tar chart archive, the top directory stripped, sizes bounded.
+fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     let gz = flate2::read::GzDecoder::new(data);
     let mut tar = tar::Archive::new(gz);
     let mut files = Vec::new();
@@ -212,7 +253,7 @@ pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
     if files.is_empty() {
         return Err(err("no files in chart archive"));
     }
-    load_files(files)
+    Ok(files)
 }
 
 /// Reads YAML as Helm's `sigs.k8s.io/yaml` does (YAML 1.1 scalars, last key wins), every
@@ -220,17 +261,46 @@ pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
 pub fn read_yaml_documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
     let options = tidegate_core::yaml::ReadOptions {
         resolver: tidegate_core::yaml::Resolver::GoV2,
+        json_keys: true,
         ..tidegate_core::yaml::ReadOptions::new(tidegate_core::yaml::Duplicates::LastWins)
     };
     let reader = tidegate_core::yaml::StreamReader::new(text, options);
     let mut out = Vec::new();
     for doc in yaml_serde::Deserializer::from_str(text) {
-        let (v, _) = reader
-            .read(doc)
-            .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))?;
+        let (v, _) = reader.read(doc).map_err(|e| {
+            format!(
+                "error converting YAML to JSON: {}",
+                go_yaml_error(&e.to_string())
+            )
+        })?;
         out.push(v);
     }
     Ok(out)
+}
+
+/// A libyaml error as go-yaml v2 words it: `yaml: line N: problem`, N the problem's line
+/// (one less for parser errors, as go-yaml counts them).
+pub fn go_yaml_error(message: &str) -> String {
+    static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"^(.*?) at line (\d+) column \d+(?:, while (scanning|parsing) .*)?$")
+            .ok()
+    });
+    let Some(c) = re.as_ref().and_then(|re| re.captures(message)) else {
+        return format!("yaml: {message}");
+    };
+    let problem = &c[1];
+    let line: usize = c[2].parse().unwrap_or(0);
+    let parser = match c.get(3) {
+        Some(kind) => kind.as_str() == "parsing",
+        None => problem.starts_with("did not find expected") || problem.starts_with("expected"),
+    };
+    let line = if parser { line.saturating_sub(1) } else { line };
+    if line == 0 {
+        format!("yaml: {problem}")
+    } else {
+        format!("yaml: line {line}: {problem}")
+    }
 }
 
 /// Reads one YAML document (the first) as Helm does.
@@ -244,7 +314,9 @@ pub fn read_yaml(text: &str) -> Result<serde_json::Value, String> {
 /// Helm's `LoadValues`: every document of `values.yaml` merged over the one before.
 pub fn load_values(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
     let mut values = serde_json::Map::new();
-    for doc in read_yaml_documents(text)? {
+    let docs =
+        read_yaml_documents(text).map_err(|e| format!("cannot unmarshal yaml document: {e}"))?;
+    for doc in docs {
         match doc {
             serde_json::Value::Object(m) => merge_maps(&mut values, m),
             serde_json::Value::Null => {}

@@ -278,10 +278,16 @@ fn type_error(v: &Json, field: &str, go_type: &str) -> String {
     )
 }
 
+/// A string field: sigs.k8s.io/yaml writes numbers and booleans as text for string fields.
 fn string_field(v: &Json, field: &str) -> Result<String, String> {
     match v {
         Json::String(s) => Ok(s.clone()),
         Json::Null => Ok(String::new()),
+        Json::Bool(b) => Ok(b.to_string()),
+        Json::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        Json::Number(n) => Ok(tidegate_core::yaml::go_float32_text(
+            n.as_f64().unwrap_or(0.0),
+        )),
         other => Err(type_error(other, field, "string")),
     }
 }

@@ -238,7 +238,7 @@ fn tpl(state: &mut State, a: Vec<Value>) -> Result<Value, String> {
     let text = sprig::strval(&a[0]);
     let mut set = (*state.set).clone();
     let name = set.name.clone();
-    set.parse(&name, &text).map_err(|e| {
+    let tree = set.parse_template(&name, &text).map_err(|e| {
         format!(
             "cannot parse template {}: {e}",
             crate::template::quote::quote(&text)
@@ -246,7 +246,7 @@ fn tpl(state: &mut State, a: Vec<Value>) -> Result<Value, String> {
     })?;
     let set = Rc::new(set);
     let out = set
-        .execute(&name, a[1].clone(), state.ext.clone())
+        .execute_tree(&tree, a[1].clone(), state.ext.clone())
         .map_err(|e| {
             format!(
                 "error during tpl function execution for {}: {e}",

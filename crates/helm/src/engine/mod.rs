@@ -319,8 +319,12 @@ fn reformat_exec_error(filename: &str, err: &str) -> String {
             return err.to_string();
         };
         // A level whose message wraps another error that is not a template error is shown
-        // by Helm as the original error.
-        if nested.is_none() && t.message.starts_with("error calling ") {
+        // by Helm as the original error: only `error calling NAME:` directly followed by a
+        // template error is a chain of template errors.
+        let wraps_template = t.message.starts_with("error calling ")
+            && t.message.ends_with(':')
+            && !t.message["error calling ".len()..t.message.len() - 1].contains(' ');
+        if t.message.starts_with("error calling ") && (nested.is_none() || !wraps_template) {
             return err.to_string();
         }
         if levels.last() != Some(&t) {

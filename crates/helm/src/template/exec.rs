@@ -80,6 +80,13 @@ impl Set {
     /// Go's `t.New(name).Parse(text)`: parses `text` as template `name` and adds every tree it
     /// defines; a later definition replaces an earlier one unless it is empty.
     pub fn parse(&mut self, name: &str, text: &str) -> Result<(), String> {
+        self.parse_template(name, text).map(|_| ())
+    }
+
+    /// As [`Set::parse`], returning the tree of `name` itself: Go's `t.New(name).Parse(text)`
+    /// returns that template, which executes its own tree even when an existing non-empty
+    /// definition of the name stays in the set.
+    pub fn parse_template(&mut self, name: &str, text: &str) -> Result<Rc<Tree>, String> {
         let has = |n: &str| self.funcs.contains(n) || self.builtins.contains(n);
         let options = ParseOptions {
             left: &self.left,
@@ -89,13 +96,39 @@ impl Set {
             parse_comments: false,
         };
         let trees = parse(name, text, options)?;
+        let mut own = None;
         for tree in trees {
+            let tree = Rc::new(tree);
+            if tree.name == name {
+                own = Some(tree.clone());
+            }
             if node::is_empty_tree(&tree.root) && self.trees.contains_key(&tree.name) {
                 continue;
             }
-            self.trees.insert(tree.name.clone(), Rc::new(tree));
+            self.trees.insert(tree.name.clone(), tree);
         }
-        Ok(())
+        Ok(own.unwrap_or_else(|| {
+            Rc::new(Tree {
+                name: name.to_string(),
+                parse_name: name.to_string(),
+                root: List::default(),
+                text: std::sync::Arc::from(text),
+            })
+        }))
+    }
+
+    /// Executes a tree of this set (one [`Set::parse_template`] returned) on `data`.
+    pub fn execute_tree(
+        self: &Rc<Self>,
+        tree: &Rc<Tree>,
+        data: Value,
+        ext: Option<Rc<dyn Any>>,
+    ) -> Result<String, String> {
+        let mut state = State {
+            set: self.clone(),
+            ext,
+        };
+        state.run(tree.clone(), data)
     }
 
     /// Executes the template `name` on `data`: Go's `ExecuteTemplate`.
@@ -131,6 +164,10 @@ impl State {
                 quote(&self.set.name)
             ));
         };
+        self.run(tree, data)
+    }
+
+    fn run(&mut self, tree: Rc<Tree>, data: Value) -> Result<String, String> {
         let mut out = String::new();
         let mut exec = Exec {
             state: self,
@@ -886,7 +923,8 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
             return Ok(value);
         }
         if matches!(value.v, Value::Nil) || !ty.accepts(&value.v) {
-            let got = if matches!(value.v, Value::Nil) {
+            // A value read out of an `interface {}` is named by that type, as Go does.
+            let got = if matches!(value.v, Value::Nil) || value.iface {
                 "interface {}".to_string()
             } else {
                 value.v.type_name()

@@ -356,7 +356,7 @@ fn format_verb(a: &Value, f: Flags, verb: char) -> String {
 fn format_v(a: &Value, f: Flags, verb: char, depth: usize) -> String {
     match a {
         Value::Invalid | Value::Nil => match verb {
-            'v' | 's' if depth == 0 || verb == 'v' => f.pad("<nil>"),
+            'v' => f.pad("<nil>"),
             _ if depth > 0 => f.pad("<nil>"),
             _ => bad_verb(a, verb),
         },

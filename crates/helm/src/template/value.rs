@@ -230,7 +230,16 @@ impl Value {
             Value::Bytes(b) => !b.is_empty(),
             Value::List(l, _) => !l.is_empty(),
             Value::Map(m, _) => !m.borrow().is_empty(),
-            Value::Object(_) | Value::Func(_) => true,
+            Value::Object(o) => {
+                if let Some(entries) = o.map_entries() {
+                    !entries.is_empty()
+                } else if let Some(items) = o.list_items() {
+                    !items.is_empty()
+                } else {
+                    true
+                }
+            }
+            Value::Func(_) => true,
         }
     }
 

@@ -2,6 +2,7 @@
 //! tables merge, `global` flows down to subcharts, each subchart sees its own table),
 //! Helm's `Values` lookups (`Table`, `PathValue`), and `--set` parsing ([`strvals`]).
 
+pub mod schema;
 pub mod strvals;
 
 use std::cell::RefCell;
