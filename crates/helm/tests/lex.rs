@@ -13,7 +13,7 @@ const OPTIONS: Options = Options {
 fn kinds_and_values(input: &str, left: &str, right: &str) -> Vec<(K, String)> {
     lex(input, left, right, OPTIONS)
         .into_iter()
-        .map(|i| (i.kind, i.val))
+        .map(|i| (i.kind, i.val.into_owned()))
         .collect()
 }
 
@@ -557,7 +557,7 @@ fn go_position_tests() {
     for (input, want) in &cases {
         let got: Vec<(K, usize, String, usize)> = lex(input, "", "", OPTIONS)
             .into_iter()
-            .map(|i| (i.kind, i.pos, i.val, i.line))
+            .map(|i| (i.kind, i.pos, i.val.into_owned(), i.line))
             .collect();
         let want: Vec<(K, usize, String, usize)> = want
             .iter()

@@ -165,7 +165,10 @@ fn walk(
         if data.starts_with(BOM) {
             data.drain(..3);
         }
-        out.push(File { name: path, data });
+        out.push(File {
+            name: path,
+            data: data.into(),
+        });
     }
     Ok(())
 }
@@ -248,7 +251,10 @@ fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
         if data.starts_with(BOM) {
             data.drain(..3);
         }
-        files.push(File { name, data });
+        files.push(File {
+            name,
+            data: data.into(),
+        });
     }
     if files.is_empty() {
         return Err(err("no files in chart archive"));

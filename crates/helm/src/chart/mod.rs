@@ -18,7 +18,8 @@ pub use load::{
 #[derive(Debug, Clone)]
 pub struct File {
     pub name: String,
-    pub data: Vec<u8>,
+    /// Shared: `.Files` and the loaded chart hold the same bytes.
+    pub data: std::sync::Arc<[u8]>,
 }
 
 /// A maintainer in `Chart.yaml`.
@@ -71,7 +72,7 @@ pub struct Chart {
     /// `values.yaml`, read as Helm reads it (YAML 1.1 scalars, documents merged).
     pub values: serde_json::Map<String, Json>,
     /// `values.schema.json`.
-    pub schema: Option<Vec<u8>>,
+    pub schema: Option<std::sync::Arc<[u8]>>,
     pub templates: Vec<File>,
     /// Every other file (not `Chart.yaml`, `values.yaml`, the schema, templates or subcharts).
     pub files: Vec<File>,

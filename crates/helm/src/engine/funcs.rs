@@ -236,7 +236,7 @@ fn include(state: &mut State, a: Vec<Value>) -> Result<Value, String> {
 
 fn tpl(state: &mut State, a: Vec<Value>) -> Result<Value, String> {
     let text = sprig::strval(&a[0]);
-    let mut set = (*state.set).clone();
+    let mut set = state.set.clone_set();
     let name = set.name.clone();
     let tree = set.parse_template(&name, &text).map_err(|e| {
         format!(

@@ -31,7 +31,7 @@ pub struct ReleaseOptions {
 
 /// One template to render and the data it sees.
 struct Renderable {
-    text: String,
+    text: std::sync::Arc<[u8]>,
     vals: Values,
     base_path: String,
 }
@@ -214,7 +214,7 @@ fn all_templates(
         out.push((
             format!("{full_path}/{}", t.name),
             Renderable {
-                text: String::from_utf8_lossy(&t.data).into_owned(),
+                text: t.data.clone(),
                 vals: next.clone(),
                 base_path: format!("{full_path}/templates"),
             },
@@ -347,6 +347,46 @@ fn reformat_exec_error(filename: &str, err: &str) -> String {
     out.trim().to_string()
 }
 
+/// Parses each `(name, text)` as Go's parser would in a set with these functions, on up to
+/// as many threads as there are cores.
+fn parse_all(
+    texts: &[(&str, std::borrow::Cow<'_, str>)],
+    functions: &std::collections::HashSet<String>,
+) -> Vec<Result<Vec<crate::template::parse::Tree>, String>> {
+    let parse_one = |(name, text): &(&str, std::borrow::Cow<'_, str>)| {
+        let has = |n: &str| functions.contains(n);
+        let options = crate::template::parse::ParseOptions {
+            left: "",
+            right: "",
+            has_function: &has,
+            skip_func_check: false,
+            parse_comments: false,
+        };
+        crate::template::parse::parse(name, text, options)
+    };
+    let total: usize = texts.iter().map(|(_, t)| t.len()).sum();
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if threads < 2 || total < 256 * 1024 {
+        return texts.iter().map(parse_one).collect();
+    }
+    let chunk = texts.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = texts
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(parse_one).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(results) => results,
+                Err(_) => vec![Err("template parsing failed".to_string())],
+            })
+            .collect()
+    })
+}
+
 /// How to render.
 pub struct RenderOptions {
     /// `missingkey=error` (lint's strict mode); Helm's default is `zero`.
@@ -377,10 +417,16 @@ pub fn render(
     } else {
         MissingKey::Zero
     };
-    for name in &keys {
-        let r = &by_name[name];
-        set.parse(name, &r.text)
-            .map_err(|e| cleanup_parse_error(name, &e))?;
+    // Templates parse independently: on several threads for big charts, then added in
+    // Helm's order (the first error in that order is the one reported).
+    let texts: Vec<(&str, std::borrow::Cow<'_, str>)> = keys
+        .iter()
+        .map(|name| (name.as_str(), String::from_utf8_lossy(&by_name[name].text)))
+        .collect();
+    let parsed = parse_all(&texts, &set.function_names());
+    for ((name, text), trees) in texts.iter().zip(parsed) {
+        let trees = trees.map_err(|e| cleanup_parse_error(name, &e))?;
+        set.add_trees(name, text, trees);
     }
     let set = Rc::new(set);
     let ctx: Rc<dyn std::any::Any> = Rc::new(Context {

@@ -4,6 +4,7 @@
 
 use std::any::Any;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use base64::Engine as _;
 
@@ -14,21 +15,21 @@ use crate::template::value::{ListKind, Object, Value};
 /// `.Files`: the chart's non-template files by path.
 #[derive(Debug, Clone, Default)]
 pub struct Files {
-    pub entries: Vec<(String, Rc<[u8]>)>,
+    pub entries: Vec<(String, Arc<[u8]>)>,
 }
 
 impl Files {
     pub fn new(files: &[File]) -> Files {
-        let mut entries: Vec<(String, Rc<[u8]>)> = files
+        let mut entries: Vec<(String, Arc<[u8]>)> = files
             .iter()
-            .map(|f| (f.name.clone(), Rc::from(f.data.as_slice())))
+            .map(|f| (f.name.clone(), f.data.clone()))
             .collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         entries.dedup_by(|a, b| a.0 == b.0);
         Files { entries }
     }
 
-    fn get(&self, name: &str) -> Option<&Rc<[u8]>> {
+    fn get(&self, name: &str) -> Option<&Arc<[u8]>> {
         self.entries.iter().find(|(n, _)| n == name).map(|(_, d)| d)
     }
 
@@ -66,12 +67,11 @@ impl Object for Files {
                 ))
             }),
             "GetBytes" => Func::new(name, &[Ty::String], None, move |_, a| {
-                Ok(Value::Bytes(
-                    files
-                        .get(crate::sprig::s(&a[0]))
-                        .cloned()
-                        .unwrap_or_else(|| Rc::from(&b""[..])),
-                ))
+                let data = files
+                    .get(crate::sprig::s(&a[0]))
+                    .map(|d| &d[..])
+                    .unwrap_or(b"");
+                Ok(Value::Bytes(Rc::from(data)))
             }),
             "Glob" => Func::new(name, &[Ty::String], None, move |_, a| {
                 let pattern = crate::sprig::s(&a[0]);
@@ -115,7 +115,7 @@ impl Object for Files {
             .map(|(n, d)| {
                 format!(
                     "{n}:{}",
-                    crate::template::fmt::print_value(&Value::Bytes(d.clone()))
+                    crate::template::fmt::print_value(&Value::Bytes(Rc::from(&d[..])))
                 )
             })
             .collect();
@@ -125,7 +125,7 @@ impl Object for Files {
         Value::map(
             self.entries
                 .iter()
-                .map(|(n, d)| (n.clone(), Value::Bytes(d.clone())))
+                .map(|(n, d)| (n.clone(), Value::Bytes(Rc::from(&d[..]))))
                 .collect(),
         )
     }
@@ -133,7 +133,7 @@ impl Object for Files {
         Some(
             self.entries
                 .iter()
-                .map(|(n, d)| (n.clone(), Value::Bytes(d.clone())))
+                .map(|(n, d)| (n.clone(), Value::Bytes(Rc::from(&d[..]))))
                 .collect(),
         )
     }

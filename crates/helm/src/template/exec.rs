@@ -33,8 +33,12 @@ pub enum MissingKey {
 pub struct Set {
     /// Name of the set's own template (Helm's is `gotpl`), for error messages.
     pub name: String,
+    /// Templates defined here; `parent` holds those of the set this one was cloned from
+    /// (Go's `Clone`), which `tpl` does for every call: a clone shares them instead of
+    /// copying the map.
     trees: HashMap<String, Rc<Tree>>,
-    funcs: FuncMap,
+    parent: Option<Rc<Set>>,
+    funcs: Rc<FuncMap>,
     builtins: Rc<FuncMap>,
     pub missing_key: MissingKey,
     pub left: String,
@@ -47,7 +51,8 @@ impl Set {
         Set {
             name: name.to_string(),
             trees: HashMap::new(),
-            funcs,
+            parent: None,
+            funcs: Rc::new(funcs),
             builtins: Rc::new(super::builtins::builtins()),
             missing_key: MissingKey::Default,
             left: String::new(),
@@ -57,7 +62,7 @@ impl Set {
 
     /// Adds or replaces functions (Go's `Funcs`).
     pub fn add_funcs(&mut self, funcs: &FuncMap) {
-        self.funcs.extend(funcs);
+        Rc::make_mut(&mut self.funcs).extend(funcs);
     }
 
     fn find_function(&self, name: &str) -> Option<(&Rc<Func>, bool)> {
@@ -69,12 +74,39 @@ impl Set {
 
     /// Whether a template of that name is defined.
     pub fn has(&self, name: &str) -> bool {
-        self.trees.contains_key(name)
+        self.tree(name).is_some()
+    }
+
+    /// The template `name`, here or in the set this was cloned from.
+    fn tree(&self, name: &str) -> Option<Rc<Tree>> {
+        match self.trees.get(name) {
+            Some(t) => Some(t.clone()),
+            None => self.parent.as_ref().and_then(|p| p.tree(name)),
+        }
+    }
+
+    /// Go's `Clone`: a set with the same templates and functions, to which templates can be
+    /// added without touching this one.
+    pub fn clone_set(self: &Rc<Self>) -> Set {
+        Set {
+            name: self.name.clone(),
+            trees: HashMap::new(),
+            parent: Some(self.clone()),
+            funcs: self.funcs.clone(),
+            builtins: self.builtins.clone(),
+            missing_key: self.missing_key,
+            left: self.left.clone(),
+            right: self.right.clone(),
+        }
     }
 
     /// The names of the defined templates.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.trees.keys().map(String::as_str)
+        let mut names: Vec<&str> = self.trees.keys().map(String::as_str).collect();
+        if let Some(p) = &self.parent {
+            names.extend(p.names().filter(|n| !self.trees.contains_key(*n)));
+        }
+        names.into_iter()
     }
 
     /// Go's `t.New(name).Parse(text)`: parses `text` as template `name` and adds every tree it
@@ -96,25 +128,40 @@ impl Set {
             parse_comments: false,
         };
         let trees = parse(name, text, options)?;
+        Ok(self.add_trees(name, text, trees))
+    }
+
+    /// The names of every function a template of this set may call (for parsing elsewhere,
+    /// on other threads).
+    pub fn function_names(&self) -> std::collections::HashSet<String> {
+        self.funcs
+            .names()
+            .chain(self.builtins.names())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Adds the trees one parse of template `name` gave (see [`Set::parse_template`]).
+    pub fn add_trees(&mut self, name: &str, text: &str, trees: Vec<Tree>) -> Rc<Tree> {
         let mut own = None;
         for tree in trees {
             let tree = Rc::new(tree);
             if tree.name == name {
                 own = Some(tree.clone());
             }
-            if node::is_empty_tree(&tree.root) && self.trees.contains_key(&tree.name) {
+            if node::is_empty_tree(&tree.root) && self.tree(&tree.name).is_some() {
                 continue;
             }
             self.trees.insert(tree.name.clone(), tree);
         }
-        Ok(own.unwrap_or_else(|| {
+        own.unwrap_or_else(|| {
             Rc::new(Tree {
                 name: name.to_string(),
                 parse_name: name.to_string(),
                 root: List::default(),
                 text: std::sync::Arc::from(text),
             })
-        }))
+        })
     }
 
     /// Executes a tree of this set (one [`Set::parse_template`] returned) on `data`.
@@ -157,7 +204,7 @@ impl State {
     /// Runs template `name` of the current set on `data` into a new buffer, as Go's
     /// `ExecuteTemplate` does (a fresh execution: its own variables and depth).
     pub fn execute_template(&mut self, name: &str, data: Value) -> Result<String, String> {
-        let Some(tree) = self.set.trees.get(name).cloned() else {
+        let Some(tree) = self.set.tree(name) else {
             return Err(format!(
                 "template: no template {} associated with template {}",
                 quote(name),
@@ -471,7 +518,7 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
 
     fn walk_template(&mut self, dot: &Value, dot_iface: bool, t: &'t TemplateCall) -> R<()> {
         self.at = Some(At::Template(t));
-        let Some(tree) = self.state.set.trees.get(&t.name).cloned() else {
+        let Some(tree) = self.state.set.tree(&t.name) else {
             return Err(self.errorf(format!("template {} not defined", quote(&t.name))));
         };
         if self.depth >= MAX_EXEC_DEPTH {

@@ -185,6 +185,11 @@ impl FuncMap {
         self.funcs.get(name)
     }
 
+    /// The names of the functions.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.funcs.keys().map(String::as_str)
+    }
+
     pub fn contains(&self, name: &str) -> bool {
         self.funcs.contains_key(name)
     }

@@ -48,13 +48,13 @@ pub enum ItemKind {
     With,
 }
 
-/// One lexed item.
+/// One lexed item; its text borrows the input (error messages are owned).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
+pub struct Item<'a> {
     pub kind: ItemKind,
     /// Byte offset of the item in the input.
     pub pos: usize,
-    pub val: String,
+    pub val: std::borrow::Cow<'a, str>,
     /// 1-based line the item starts on.
     pub line: usize,
 }
@@ -104,7 +104,7 @@ pub struct Lexer<'a> {
     start: usize,
     paren_depth: i32,
     state: State,
-    pending: std::collections::VecDeque<Item>,
+    pending: std::collections::VecDeque<Item<'a>>,
     /// The line at `line_at`, so that lines are counted once as the lexer moves on.
     line_at: std::cell::Cell<(usize, usize)>,
 }
@@ -218,11 +218,11 @@ impl<'a> Lexer<'a> {
         line
     }
 
-    fn item(&self, kind: ItemKind, from: usize, to: usize) -> Item {
+    fn item(&self, kind: ItemKind, from: usize, to: usize) -> Item<'a> {
         Item {
             kind,
             pos: from,
-            val: self.input[from..to].to_string(),
+            val: std::borrow::Cow::Borrowed(&self.input[from..to]),
             line: self.line_of(from),
         }
     }
@@ -242,7 +242,7 @@ impl<'a> Lexer<'a> {
         self.pending.push_back(Item {
             kind: ItemKind::Error,
             pos: self.start,
-            val: message,
+            val: std::borrow::Cow::Owned(message),
             line: self.line_of(self.start),
         });
         self.state = State::Done;
@@ -267,7 +267,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// The next item; after `Eof` or an `Error`, `Eof` again.
-    pub fn next_item(&mut self) -> Item {
+    pub fn next_item(&mut self) -> Item<'a> {
         loop {
             if let Some(item) = self.pending.pop_front() {
                 return item;
@@ -595,7 +595,7 @@ impl<'a> Lexer<'a> {
 }
 
 /// Every item of `input` up to and including `Eof` or the first `Error`.
-pub fn lex(input: &str, left: &str, right: &str, options: Options) -> Vec<Item> {
+pub fn lex<'a>(input: &'a str, left: &'a str, right: &'a str, options: Options) -> Vec<Item<'a>> {
     let mut l = Lexer::new(input, left, right, options);
     let mut out = Vec::new();
     loop {
@@ -630,7 +630,7 @@ impl ItemKind {
     }
 }
 
-impl std::fmt::Display for Item {
+impl std::fmt::Display for Item<'_> {
     /// As Go's parser names an item in its messages.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {

@@ -8,10 +8,32 @@ use super::number::Number;
 /// A byte offset in the template's text.
 pub type Pos = usize;
 
+/// Text of a template, kept as a range of the template's source (no copy).
+#[derive(Debug, Clone)]
+pub struct TextSlice {
+    src: std::sync::Arc<str>,
+    start: usize,
+    end: usize,
+}
+
+impl TextSlice {
+    /// `src[start..end]`.
+    pub fn new(src: std::sync::Arc<str>, start: usize, end: usize) -> TextSlice {
+        TextSlice { src, start, end }
+    }
+}
+
+impl std::ops::Deref for TextSlice {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.src[self.start..self.end]
+    }
+}
+
 /// A node of a list: text, an action or a control structure.
 #[derive(Debug, Clone)]
 pub enum Node {
-    Text { pos: Pos, text: String },
+    Text { pos: Pos, text: TextSlice },
     Comment { pos: Pos, text: String },
     Action(Action),
     If(Branch),

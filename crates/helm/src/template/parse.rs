@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use super::lex::{Item, ItemKind, Lexer, Options};
 use super::node::{
-    Action, Arg, Branch, Command, List, Node, Pipe, Pos, TemplateCall, Variable, is_empty_tree,
+    Action, Arg, Branch, Command, List, Node, Pipe, Pos, TemplateCall, TextSlice, Variable,
+    is_empty_tree,
 };
 use super::number::Number;
 use super::quote::unquote;
@@ -84,7 +85,7 @@ pub fn parse(name: &str, text: &str, options: ParseOptions<'_>) -> Result<Vec<Tr
 
 struct Parser<'a> {
     lex: Lexer<'a>,
-    token: [Option<Item>; 3],
+    token: [Option<Item<'a>>; 3],
     peek_count: usize,
     vars: Vec<String>,
     /// Name of the tree being parsed (changes inside `define` and `block`).
@@ -101,7 +102,7 @@ struct Parser<'a> {
 type Result<T> = std::result::Result<T, String>;
 
 impl<'a> Parser<'a> {
-    fn next(&mut self) -> Item {
+    fn next(&mut self) -> Item<'a> {
         if self.peek_count > 0 {
             self.peek_count -= 1;
         } else {
@@ -114,18 +115,18 @@ impl<'a> Parser<'a> {
         self.peek_count += 1;
     }
 
-    fn backup2(&mut self, t1: Item) {
+    fn backup2(&mut self, t1: Item<'a>) {
         self.token[1] = Some(t1);
         self.peek_count = 2;
     }
 
-    fn backup3(&mut self, t2: Item, t1: Item) {
+    fn backup3(&mut self, t2: Item<'a>, t1: Item<'a>) {
         self.token[1] = Some(t1);
         self.token[2] = Some(t2);
         self.peek_count = 3;
     }
 
-    fn peek(&mut self) -> Item {
+    fn peek(&mut self) -> Item<'a> {
         if self.peek_count > 0 {
             return self.token[self.peek_count - 1].clone().unwrap_or_else(eof);
         }
@@ -135,7 +136,7 @@ impl<'a> Parser<'a> {
         item
     }
 
-    fn next_non_space(&mut self) -> Item {
+    fn next_non_space(&mut self) -> Item<'a> {
         loop {
             let t = self.next();
             if t.kind != ItemKind::Space {
@@ -144,7 +145,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn peek_non_space(&mut self) -> Item {
+    fn peek_non_space(&mut self) -> Item<'a> {
         let t = self.next_non_space();
         self.backup();
         t
@@ -155,7 +156,7 @@ impl<'a> Parser<'a> {
         format!("template: {}:{line}: {message}", self.parse_name)
     }
 
-    fn expect(&mut self, kind: ItemKind, context: &str) -> Result<Item> {
+    fn expect(&mut self, kind: ItemKind, context: &str) -> Result<Item<'a>> {
         let token = self.next_non_space();
         if token.kind != kind {
             return Err(self.unexpected(&token, context));
@@ -163,7 +164,7 @@ impl<'a> Parser<'a> {
         Ok(token)
     }
 
-    fn unexpected(&self, token: &Item, context: &str) -> String {
+    fn unexpected(&self, token: &Item<'_>, context: &str) -> String {
         if token.kind == ItemKind::Error {
             let mut extra = String::new();
             if self.action_line != 0 && self.action_line != token.line {
@@ -278,10 +279,22 @@ impl<'a> Parser<'a> {
     fn text_or_action(&mut self) -> Result<Parsed> {
         let token = self.next_non_space();
         match token.kind {
-            ItemKind::Text => Ok(Parsed::Node(Node::Text {
-                pos: token.pos,
-                text: token.val,
-            })),
+            ItemKind::Text => {
+                let start = token.pos;
+                let end = start + token.val.len();
+                // Text items are slices of the source, trim markers already applied.
+                let text = if self.text.get(start..end) == Some(&*token.val) {
+                    TextSlice::new(self.text.clone(), start, end)
+                } else {
+                    let owned: std::sync::Arc<str> = std::sync::Arc::from(&*token.val);
+                    let len = owned.len();
+                    TextSlice::new(owned, 0, len)
+                };
+                Ok(Parsed::Node(Node::Text {
+                    pos: token.pos,
+                    text,
+                }))
+            }
             ItemKind::LeftDelim => {
                 self.action_line = token.line;
                 let result = self.action();
@@ -290,7 +303,7 @@ impl<'a> Parser<'a> {
             }
             ItemKind::Comment => Ok(Parsed::Node(Node::Comment {
                 pos: token.pos,
-                text: token.val,
+                text: token.val.into_owned(),
             })),
             _ => Err(self.unexpected(&token, "input")),
         }
@@ -376,11 +389,11 @@ impl<'a> Parser<'a> {
                 pipe.is_assign = next.kind == ItemKind::Assign;
                 self.next_non_space();
                 pipe.decl.push(variable(v.pos, &v.val));
-                self.vars.push(v.val);
+                self.vars.push(v.val.to_string());
             } else if next.kind == ItemKind::Char && next.val == "," {
                 self.next_non_space();
                 pipe.decl.push(variable(v.pos, &v.val));
-                self.vars.push(v.val);
+                self.vars.push(v.val.to_string());
                 if context == "range" && pipe.decl.len() < 2 {
                     match self.peek_non_space().kind {
                         ItemKind::Variable | ItemKind::RightDelim | ItemKind::RightParen => {
@@ -502,7 +515,7 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn template_name(&self, token: &Item, context: &str) -> Result<String> {
+    fn template_name(&self, token: &Item<'_>, context: &str) -> Result<String> {
         match token.kind {
             ItemKind::String | ItemKind::RawString => {
                 unquote(&token.val).map_err(|e| self.errorf(e))
@@ -628,7 +641,7 @@ impl<'a> Parser<'a> {
                 }
                 Arg::Identifier {
                     pos: token.pos,
-                    name: token.val,
+                    name: token.val.into_owned(),
                 }
             }
             ItemKind::Dot => Arg::Dot(token.pos),
@@ -678,7 +691,7 @@ impl<'a> Parser<'a> {
                 let text = unquote(&token.val).map_err(|e| self.errorf(e))?;
                 Arg::String {
                     pos: token.pos,
-                    quoted: token.val,
+                    quoted: token.val.into_owned(),
                     text,
                 }
             }
@@ -704,11 +717,11 @@ fn variable(pos: Pos, ident: &str) -> Variable {
     }
 }
 
-fn eof() -> Item {
+fn eof<'a>() -> Item<'a> {
     Item {
         kind: ItemKind::Eof,
         pos: 0,
-        val: String::new(),
+        val: std::borrow::Cow::Borrowed(""),
         line: 0,
     }
 }
