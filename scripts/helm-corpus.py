@@ -10,7 +10,7 @@ file of our own, values-enabled.yaml, turns on each optional part its values.yam
 with `enabled: false`.
 
     PROMETHEUS=~/src/prometheus-community-helm-charts GRAFANA=... BITNAMI=... ARGO=... \
-      INGRESS_NGINX=... PODINFO=... HELM=... scripts/helm-corpus.py
+      INGRESS_NGINX=... PODINFO=... CERT_MANAGER=... HELM=... scripts/helm-corpus.py
 """
 
 import io
@@ -35,6 +35,7 @@ SOURCES = [
     ("argo", "ARGO", "charts", ["https://argoproj.github.io/argo-helm"]),
     ("ingress-nginx", "INGRESS_NGINX", "charts", []),
     ("podinfo", "PODINFO", "charts", []),
+    ("cert-manager", "CERT_MANAGER", "deploy/charts", ["https://charts.jetstack.io"]),
 ]
 
 # The bitnami charts taken (the repository has 139; these are the most installed ones and the
@@ -142,8 +143,12 @@ def main():
             sys.exit(f"set {env} to a clone of the {label} charts")
         sources.append((label, repo, folder, urls))
     charts_out = os.path.join(OUT, "charts")
-    shutil.rmtree(charts_out, ignore_errors=True)
-    os.makedirs(charts_out)
+    # Charts named quirk-* are written by hand and kept.
+    os.makedirs(charts_out, exist_ok=True)
+    for entry in os.listdir(charts_out):
+        if not entry.startswith("quirk-"):
+            path = os.path.join(charts_out, entry)
+            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
     provenance = []
     skipped = []
     for label, repo, folder, _ in sources:

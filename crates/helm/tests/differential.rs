@@ -14,7 +14,9 @@
 //! `tests/corpus/KNOWN_DIFFERENCES` lists the cases that differ and why; the test fails when a
 //! listed case matches or an unlisted one differs, and when fewer than 95% of the cases match.
 //! helm is found at `$TIDEGATE_HELM4` or `~/.cache/tidegate-tools/helm-v4.1.4/helm`
-//! (`scripts/install-test-tools.sh` puts it there); without it the test fails.
+//! (`scripts/install-test-tools.sh` puts it there); without it the test fails. A second lane
+//! runs the corpus against helm v3.17.2 (`$TIDEGATE_HELM3`) with its own list of differences,
+//! `tests/corpus/KNOWN_DIFFERENCES_V3`: the changes between Helm 3 and Helm 4.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -215,8 +217,8 @@ fn first_difference(a: &str, b: &str) -> String {
     )
 }
 
-fn known_differences() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(corpus().join("KNOWN_DIFFERENCES")).unwrap_or_default();
+fn known_differences(file: &str) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(corpus().join(file)).unwrap_or_default();
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
@@ -226,12 +228,13 @@ fn known_differences() -> BTreeMap<String, String> {
         .collect()
 }
 
-#[test]
-fn renders_as_helm_v4() {
-    let helm = helm("v4.1.4", "TIDEGATE_HELM4");
+/// Renders every case with `helm` and with Tidegate and checks the differences against the
+/// list in `known_file`; returns the share of cases that match.
+fn lane(version: &str, env: &str, known_file: &str, reference: bool) -> f64 {
+    let helm = helm(version, env);
     assert!(
         helm.exists(),
-        "helm v4.1.4 is missing at {} (scripts/install-test-tools.sh installs it)",
+        "helm {version} is missing at {} (scripts/install-test-tools.sh installs it)",
         helm.display()
     );
     let cases = cases();
@@ -275,6 +278,9 @@ fn renders_as_helm_v4() {
                                     needed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                                     None
                                 }
+                                (Ok(a), Ok(b)) if random => {
+                                    Some(first_difference(&mask(a), &mask(b)))
+                                }
                                 (Ok(a), Ok(b)) => Some(first_difference(a, b)),
                                 (Err(a), Err(b)) if a == b => None,
                                 (Err(a), Err(b)) => {
@@ -294,19 +300,20 @@ fn renders_as_helm_v4() {
             .flat_map(|h| h.join().expect("worker"))
             .collect()
     });
-    // The catalogue of broken charts: each must fail in helm, and fail the same way here.
+    // The catalogue of broken charts: each must fail in the reference helm, and fail the same
+    // way here.
     let broken: Vec<&(String, Option<String>, bool)> = results
         .iter()
         .filter(|r| r.0.starts_with("broken-"))
         .collect();
     assert!(broken.len() >= 20, "only {} broken charts", broken.len());
-    for (id, _, helm_failed) in &broken {
+    for (id, _, helm_failed) in broken.iter().filter(|_| reference) {
         assert!(
             *helm_failed,
             "{id} is meant to be broken, but helm renders it"
         );
     }
-    let known = known_differences();
+    let known = known_differences(known_file);
     let mut problems = Vec::new();
     let mut same = 0;
     for (id, diff, _) in &results {
@@ -319,7 +326,7 @@ fn renders_as_helm_v4() {
     }
     let share = same as f64 / results.len() as f64;
     eprintln!(
-        "{same} of {} cases render as helm v4.1.4 does ({:.1}%); {} charts call random functions, \
+        "{same} of {} cases render as helm {version} does ({:.1}%); {} charts call random functions, \
          {} of those cases matched only with random values masked",
         results.len(),
         share * 100.0,
@@ -328,13 +335,28 @@ fn renders_as_helm_v4() {
     );
     assert!(
         problems.is_empty(),
-        "{} unexpected:\n{}",
+        "helm {version}: {} unexpected (see tests/corpus/{known_file}):\n{}",
         problems.len(),
         problems.join("\n")
     );
+    share
+}
+
+#[test]
+fn renders_as_helm_v4() {
+    let share = lane("v4.1.4", "TIDEGATE_HELM4", "KNOWN_DIFFERENCES", true);
     assert!(
         share >= 0.95,
-        "only {:.1}% of the cases match",
+        "only {:.1}% of the cases match helm v4.1.4",
         share * 100.0
     );
+}
+
+/// The compatibility lane: the same corpus against helm v3.17.2. Tidegate renders as Helm 4
+/// does (Flux 2.9's helm-controller is built on Helm 4), so the cases where Helm 3 and Helm 4
+/// differ are listed, with the difference, in `KNOWN_DIFFERENCES_V3`; an unlisted difference
+/// would be a case where Tidegate departs from both.
+#[test]
+fn renders_as_helm_v3_except_listed_helm4_changes() {
+    lane("v3.17.2", "TIDEGATE_HELM3", "KNOWN_DIFFERENCES_V3", false);
 }
