@@ -8,3 +8,5 @@ pub mod release;
 pub mod sprig;
 pub mod template;
 pub mod values;
+
+mod parallel;

@@ -128,19 +128,66 @@ pub fn split_manifests(big: &str) -> Vec<String> {
         .collect()
 }
 
-fn kind_rank(kind: &str) -> Option<usize> {
-    INSTALL_ORDER.iter().position(|k| *k == kind)
-}
+/// Helm's uninstall order of kinds; others come after, by name.
+pub const UNINSTALL_ORDER: &[&str] = &[
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "APIService",
+    "Ingress",
+    "IngressClass",
+    "Service",
+    "CronJob",
+    "Job",
+    "StatefulSet",
+    "HorizontalPodAutoscaler",
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "Pod",
+    "DaemonSet",
+    "RoleBindingList",
+    "RoleBinding",
+    "RoleList",
+    "Role",
+    "ClusterRoleBindingList",
+    "ClusterRoleBinding",
+    "ClusterRoleList",
+    "ClusterRole",
+    "CustomResourceDefinition",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "ConfigMap",
+    "SecretList",
+    "Secret",
+    "ServiceAccount",
+    "PodDisruptionBudget",
+    "PodSecurityPolicy",
+    "LimitRange",
+    "ResourceQuota",
+    "NetworkPolicy",
+    "Namespace",
+    "PriorityClass",
+];
 
-/// Helm's `lessByKind` for a stable sort.
-fn less_by_kind(a: &str, b: &str) -> std::cmp::Ordering {
+/// Helm's `lessByKind` for a stable sort: kinds by their place in `order`, unknown kinds
+/// after them, by name.
+fn less_by_kind(a: &str, b: &str, order: &[&str]) -> std::cmp::Ordering {
     use std::cmp::Ordering;
-    match (kind_rank(a), kind_rank(b)) {
+    let rank = |kind: &str| order.iter().position(|k| *k == kind);
+    match (rank(a), rank(b)) {
         (None, None) => a.cmp(b),
         (None, Some(_)) => Ordering::Greater,
         (Some(_), None) => Ordering::Less,
         (Some(x), Some(y)) => x.cmp(&y),
     }
+}
+
+/// Helm's `sortManifestsByKind` and `sortHooksByKind`: a stable sort of `items` by the place
+/// of their kind in `order` ([`INSTALL_ORDER`] or [`UNINSTALL_ORDER`]); unknown kinds go
+/// last, ordered by kind name.
+pub fn sort_by_kind<T>(items: &mut [T], order: &[&str], kind: impl Fn(&T) -> &str) {
+    items.sort_by(|a, b| less_by_kind(kind(a), kind(b), order));
 }
 
 /// The head of a document: kind, apiVersion, name and annotations.
@@ -163,9 +210,10 @@ fn read_head(doc: &str, path: &str) -> Result<Head, String> {
             )),
         }
     };
+    let empty = serde_json::Map::new();
     let obj = match &v {
-        serde_json::Value::Object(m) => m.clone(),
-        serde_json::Value::Null => serde_json::Map::new(),
+        serde_json::Value::Object(m) => m,
+        serde_json::Value::Null => &empty,
         other => {
             return Err(format!(
                 "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type util.SimpleHead",
@@ -201,6 +249,11 @@ fn read_head(doc: &str, path: &str) -> Result<Head, String> {
     })
 }
 
+/// The heads of `docs`, in order; read on several threads when there is much to read.
+fn read_heads(docs: &[(&String, String)]) -> Vec<Result<Head, String>> {
+    crate::parallel::map_weighted(docs, |(_, d)| d.len(), |(path, doc)| read_head(doc, path))
+}
+
 /// Helm's `SortManifests`: the files' documents as hooks and manifests, each sorted by
 /// install order (stable: files by name, documents in order).
 pub fn sort_manifests(
@@ -208,65 +261,68 @@ pub fn sort_manifests(
 ) -> Result<(Vec<Hook>, Vec<Manifest>), String> {
     let mut hooks = Vec::new();
     let mut manifests = Vec::new();
-    for (path, content) in files {
-        if crate::sprig::path_base(path).starts_with('_') || content.trim().is_empty() {
+    let docs: Vec<(&String, String)> = files
+        .iter()
+        .filter(|(path, content)| {
+            !crate::sprig::path_base(path).starts_with('_') && !content.trim().is_empty()
+        })
+        .flat_map(|(path, content)| split_manifests(content).into_iter().map(move |d| (path, d)))
+        .collect();
+    let heads = read_heads(&docs);
+    for ((path, doc), head) in docs.into_iter().zip(heads) {
+        let head = head?;
+        let hook_types = head
+            .annotations
+            .as_ref()
+            .filter(|a| !a.is_empty())
+            .and_then(|a| a.get("helm.sh/hook").cloned());
+        let Some(hook_types) = hook_types else {
+            manifests.push(Manifest {
+                name: path.clone(),
+                content: doc,
+                kind: head.kind,
+                api_version: head.api_version,
+            });
             continue;
-        }
-        for doc in split_manifests(content) {
-            let head = read_head(&doc, path)?;
-            let hook_types = head
-                .annotations
-                .as_ref()
-                .filter(|a| !a.is_empty())
-                .and_then(|a| a.get("helm.sh/hook").cloned());
-            let Some(hook_types) = hook_types else {
-                manifests.push(Manifest {
-                    name: path.clone(),
-                    content: doc,
-                    kind: head.kind,
-                    api_version: head.api_version,
-                });
-                continue;
-            };
-            let annotations = head.annotations.unwrap_or_default();
-            let mut events = Vec::new();
-            let mut unknown = false;
-            for t in hook_types.split(',') {
-                let t = t.trim().to_lowercase();
-                match HOOK_EVENTS.iter().find(|(k, _)| *k == t) {
-                    Some((_, e)) => events.push(e.to_string()),
-                    None => {
-                        unknown = true;
-                        break;
-                    }
+        };
+        let annotations = head.annotations.unwrap_or_default();
+        let mut events = Vec::new();
+        let mut unknown = false;
+        for t in hook_types.split(',') {
+            let t = t.trim().to_lowercase();
+            match HOOK_EVENTS.iter().find(|(k, _)| *k == t) {
+                Some((_, e)) => events.push(e.to_string()),
+                None => {
+                    unknown = true;
+                    break;
                 }
             }
-            if unknown {
-                continue;
-            }
-            let list = |key: &str| -> Vec<String> {
-                annotations
-                    .get(key)
-                    .map(|v| v.split(',').map(|p| p.trim().to_lowercase()).collect())
-                    .unwrap_or_default()
-            };
-            hooks.push(Hook {
-                name: head.name,
-                kind: head.kind,
-                path: path.clone(),
-                manifest: doc,
-                events,
-                weight: annotations
-                    .get("helm.sh/hook-weight")
-                    .and_then(|w| w.parse::<i64>().ok())
-                    .unwrap_or(0),
-                delete_policies: list("helm.sh/hook-delete-policy"),
-                output_log_policies: list("helm.sh/hook-output-log-policy"),
-            });
         }
+        if unknown {
+            continue;
+        }
+        let list = |key: &str| -> Vec<String> {
+            annotations
+                .get(key)
+                .map(|v| v.split(',').map(|p| p.trim().to_lowercase()).collect())
+                .unwrap_or_default()
+        };
+        hooks.push(Hook {
+            name: head.name,
+            kind: head.kind,
+            path: path.clone(),
+            manifest: doc,
+            events,
+            weight: annotations
+                .get("helm.sh/hook-weight")
+                .and_then(|w| w.parse::<i64>().ok())
+                .unwrap_or(0),
+            delete_policies: list("helm.sh/hook-delete-policy"),
+            output_log_policies: list("helm.sh/hook-output-log-policy"),
+        });
     }
-    hooks.sort_by(|a, b| less_by_kind(&a.kind, &b.kind));
-    manifests.sort_by(|a, b| less_by_kind(&a.kind, &b.kind));
+    sort_by_kind(&mut hooks, INSTALL_ORDER, |h| &h.kind);
+    sort_by_kind(&mut manifests, INSTALL_ORDER, |m| &m.kind);
     Ok((hooks, manifests))
 }
 

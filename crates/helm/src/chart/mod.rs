@@ -328,28 +328,40 @@ fn string_map(
     }
 }
 
-fn maintainers(v: &Json) -> Result<Option<Vec<Maintainer>>, String> {
+/// The objects of a Chart.yaml list field (`maintainers`, `dependencies`) as Go decodes a
+/// `[]*v2.<Item>`: `None` for null, Helm's errors for other types and null entries.
+fn object_list<'a>(
+    v: &'a Json,
+    key: &str,
+    item_type: &str,
+) -> Result<Option<Vec<&'a serde_json::Map<String, Json>>>, String> {
+    let field = format!("Metadata.{key}");
     let items = match v {
         Json::Null => return Ok(None),
         Json::Array(items) => items,
-        other => {
-            return Err(type_error(
-                other,
-                "Metadata.maintainers",
-                "[]*v2.Maintainer",
-            ));
-        }
+        other => return Err(type_error(other, &field, &format!("[]*v2.{item_type}"))),
     };
     let mut out = Vec::new();
     for item in items {
-        let Json::Object(m) = item else {
-            if item.is_null() {
-                return Err(validation(
-                    "maintainers must not contain empty or null nodes".into(),
-                ));
+        match item {
+            Json::Object(m) => out.push(m),
+            Json::Null => {
+                return Err(validation(format!(
+                    "{key} must not contain empty or null nodes"
+                )));
             }
-            return Err(type_error(item, "Metadata.maintainers", "v2.Maintainer"));
-        };
+            other => return Err(type_error(other, &field, &format!("v2.{item_type}"))),
+        }
+    }
+    Ok(Some(out))
+}
+
+fn maintainers(v: &Json) -> Result<Option<Vec<Maintainer>>, String> {
+    let Some(items) = object_list(v, "maintainers", "Maintainer")? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for m in items {
         let get = |k: &str| {
             m.get(k)
                 .map(|v| string_field(v, &format!("Maintainer.{k}")))
@@ -365,27 +377,11 @@ fn maintainers(v: &Json) -> Result<Option<Vec<Maintainer>>, String> {
 }
 
 fn dependencies(v: &Json) -> Result<Option<Vec<Dependency>>, String> {
-    let items = match v {
-        Json::Null => return Ok(None),
-        Json::Array(items) => items,
-        other => {
-            return Err(type_error(
-                other,
-                "Metadata.dependencies",
-                "[]*v2.Dependency",
-            ));
-        }
+    let Some(items) = object_list(v, "dependencies", "Dependency")? else {
+        return Ok(None);
     };
     let mut out = Vec::new();
-    for item in items {
-        let Json::Object(m) = item else {
-            if item.is_null() {
-                return Err(validation(
-                    "dependencies must not contain empty or null nodes".into(),
-                ));
-            }
-            return Err(type_error(item, "Metadata.dependencies", "v2.Dependency"));
-        };
+    for m in items {
         let s = |k: &str| -> Result<String, String> {
             m.get(k)
                 .map(|v| string_field(v, &format!("Dependency.{k}")))

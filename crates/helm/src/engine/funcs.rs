@@ -67,8 +67,14 @@ pub fn to_yaml(v: &Value) -> String {
     }
 }
 
+/// `json.Marshal`, as Helm's `toJson` and `mustToJson` call it.
+fn json_text(v: &Value) -> Result<String, String> {
+    sprig::to_json(v, JsonStyle::Compact)
+}
+
 /// `sigs.k8s.io/yaml.Marshal`.
 pub fn to_yaml_document(v: &Value) -> Result<String, String> {
+    sprig::json_cycle_check(v).map_err(|e| format!("error marshaling into JSON: {e}"))?;
     let json = sprig::to_json(v, JsonStyle::Compact)?;
     let data: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
     Ok(tidegate_core::yaml::gov2::to_yaml(&data))
@@ -129,12 +135,10 @@ pub fn funcs() -> FuncMap {
         })
     }));
     m.insert(Func::new("toJson", &[A], None, |_, a| {
-        Ok(Value::str(
-            &sprig::to_json(&a[0], JsonStyle::Compact).unwrap_or_default(),
-        ))
+        Ok(Value::str(&json_text(&a[0]).unwrap_or_default()))
     }));
     m.insert(Func::new("mustToJson", &[A], None, |_, a| {
-        Ok(Value::str(&sprig::to_json(&a[0], JsonStyle::Compact)?))
+        Ok(Value::str(&json_text(&a[0])?))
     }));
     m.insert(Func::new("fromJson", &[Str], None, |_, a| {
         let text = sprig::strval(&a[0]);
@@ -286,6 +290,10 @@ fn to_yaml_pretty(v: &Value) -> String {
 }
 
 fn to_toml(v: &Value) -> String {
+    // Go's encoder would recurse without end on a value that contains itself.
+    if let Err(e) = sprig::json_cycle_check(v) {
+        return e;
+    }
     let Ok(json) = v.to_json_value() else {
         return "unsupported type".into();
     };

@@ -364,27 +364,7 @@ fn parse_all(
         };
         crate::template::parse::parse(name, text, options)
     };
-    let total: usize = texts.iter().map(|(_, t)| t.len()).sum();
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if threads < 2 || total < 256 * 1024 {
-        return texts.iter().map(parse_one).collect();
-    }
-    let chunk = texts.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = texts
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(parse_one).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| match h.join() {
-                Ok(results) => results,
-                Err(_) => vec![Err("template parsing failed".to_string())],
-            })
-            .collect()
-    })
+    crate::parallel::map_weighted(texts, |(_, t)| t.len(), parse_one)
 }
 
 /// How to render.
@@ -403,7 +383,34 @@ pub fn render(
 ) -> Result<BTreeMap<String, String>, String> {
     let mut templates = Vec::new();
     all_templates(chart, top, chart.name(), true, &mut templates);
-    let mut by_name: BTreeMap<String, Renderable> = templates.into_iter().collect();
+    render_all(templates.into_iter().collect(), options)
+}
+
+/// Helm's engine on templates given by name, each with the data it is executed with (its
+/// `.Template` set as it runs, base path empty): the step of [`render`] after the chart's
+/// templates are collected, with the same parsing order, partials and error wording.
+pub fn render_templates(
+    templates: Vec<(String, String, Values)>,
+    options: &RenderOptions,
+) -> Result<BTreeMap<String, String>, String> {
+    let by_name = templates
+        .into_iter()
+        .map(|(name, text, vals)| {
+            let r = Renderable {
+                text: std::sync::Arc::from(text.into_bytes()),
+                vals,
+                base_path: String::new(),
+            };
+            (name, r)
+        })
+        .collect();
+    render_all(by_name, options)
+}
+
+fn render_all(
+    mut by_name: BTreeMap<String, Renderable>,
+    options: &RenderOptions,
+) -> Result<BTreeMap<String, String>, String> {
     let mut keys: Vec<String> = by_name.keys().cloned().collect();
     sort_templates(&mut keys);
 

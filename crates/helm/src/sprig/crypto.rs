@@ -170,18 +170,7 @@ pub(super) fn register(m: &mut FuncMap) {
         "genSelfSignedCert",
         &[Str, List, List, Int],
         None,
-        |_, a| {
-            let key = Key::rsa(2048)?;
-            Ok(cert_value(make_cert(
-                s(&a[0]),
-                &strings(&a[1]),
-                &strings(&a[2]),
-                i(&a[3]),
-                false,
-                &key,
-                None,
-            )?))
-        },
+        |_, a| self_signed(&a, &Key::rsa(2048)?),
     ));
     m.insert(Func::new(
         "genSelfSignedCertWithKey",
@@ -190,15 +179,7 @@ pub(super) fn register(m: &mut FuncMap) {
         |_, a| {
             let key =
                 parse_private_key(s(&a[4])).map_err(|e| format!("parsing private key: {e}"))?;
-            Ok(cert_value(make_cert(
-                s(&a[0]),
-                &strings(&a[1]),
-                &strings(&a[2]),
-                i(&a[3]),
-                false,
-                &key,
-                None,
-            )?))
+            self_signed(&a, &key)
         },
     ));
     m.insert(Func::new(
@@ -445,6 +426,19 @@ fn gen_private_key(kind: &str) -> String {
         Ok(k) => k.pem(),
         Err(e) => format!("failed to generate private key: {e}"),
     }
+}
+
+/// `genSelfSignedCert*`: a certificate for `(cn, ips, alternate names, days)` signed by `key`.
+fn self_signed(a: &[Value], key: &Key) -> Result<Value, String> {
+    Ok(cert_value(make_cert(
+        s(&a[0]),
+        &strings(&a[1]),
+        &strings(&a[2]),
+        i(&a[3]),
+        false,
+        key,
+        None,
+    )?))
 }
 
 fn parse_private_key(text: &str) -> Result<Key, String> {

@@ -165,9 +165,53 @@ pub enum JsonStyle {
 /// Go's `encoding/json` for a template value; `Err` carries Go's message for values JSON
 /// cannot hold (NaN, infinities, functions, complex numbers).
 pub fn to_json(v: &Value, style: JsonStyle) -> Result<String, String> {
+    json_cycle_check(v)?;
     let mut out = String::new();
     write_json(&mut out, v, style, 0)?;
     Ok(out)
+}
+
+/// Go's `encoding/json` on a value that contains itself (a map set into itself with Sprig's
+/// `set`): past 1000 nested maps and slices it notes each one it enters, and fails on
+/// meeting one it is still inside. Walking such a value further would never end.
+pub fn json_cycle_check(v: &Value) -> Result<(), String> {
+    const START_DETECTING_CYCLES_AFTER: usize = 1000;
+    fn walk(v: &Value, level: usize, seen: &mut Vec<*const ()>) -> Result<(), String> {
+        let ptr = match v {
+            Value::Map(m, _) => std::rc::Rc::as_ptr(m) as *const (),
+            Value::List(l, _) => std::rc::Rc::as_ptr(l) as *const (),
+            _ => return Ok(()),
+        };
+        let level = level + 1;
+        let tracked = level > START_DETECTING_CYCLES_AFTER;
+        if tracked {
+            if seen.contains(&ptr) {
+                return Err(format!(
+                    "json: unsupported value: encountered a cycle via {}",
+                    v.type_name()
+                ));
+            }
+            seen.push(ptr);
+        }
+        match v {
+            Value::Map(m, _) => {
+                for item in m.borrow().values() {
+                    walk(item, level, seen)?;
+                }
+            }
+            Value::List(l, _) => {
+                for item in l.iter() {
+                    walk(item, level, seen)?;
+                }
+            }
+            _ => {}
+        }
+        if tracked {
+            seen.pop();
+        }
+        Ok(())
+    }
+    walk(v, 0, &mut Vec::new())
 }
 
 fn newline(out: &mut String, style: JsonStyle, depth: usize) {

@@ -18,7 +18,8 @@ use crate::template::{FuncMap, fmt};
 
 pub use dicts::{deep_copy, merge_into};
 pub use encoding::{
-    JsonStyle, empty_list, error_map, from_json_text, go_json_error, json_string, to_json,
+    JsonStyle, empty_list, error_map, from_json_text, go_json_error, json_cycle_check, json_string,
+    to_json,
 };
 pub(crate) use strings::{is_go_space, path_base, path_clean, path_ext};
 

@@ -288,7 +288,8 @@ impl<'a> Parser<'a> {
     fn key_index(&mut self) -> R<i64> {
         let (v, last) = self.until(&[']']);
         if last.is_none() {
-            return Err(format!("error parsing index: {EOF}"));
+            // Go wraps io.EOF here, and the parse loop ends quietly on it.
+            return Err(EOF.into());
         }
         v.parse::<i64>().map_err(|_| {
             format!(
@@ -313,10 +314,7 @@ impl<'a> Parser<'a> {
         if !k.is_empty() {
             return Err((
                 list,
-                format!(
-                    "unexpected data at end of array index: {}",
-                    crate::template::quote::quote(&k)
-                ),
+                format!("unexpected data at end of array index: {}", quote_runes(&k)),
             ));
         }
         let Some(last) = last else {
@@ -452,52 +450,191 @@ fn set(data: &Values, key: &str, val: Value) {
     }
 }
 
-/// `--set-literal`: the value after the first `=` taken as it is.
+/// `--set-literal`: keys nest on `.` and index on `[N]` as `--set` (no `\` escapes, no `,`
+/// separators), and everything after the first `=` is the value, as it is.
 pub fn parse_literal_into(s: &str, dest: &Values) -> R<()> {
-    let Some((key, value)) = s.split_once('=') else {
-        if s.is_empty() {
-            return Ok(());
-        }
-        return Err(format!(
-            "key {} has no value",
-            crate::template::quote::quote(s)
-        ));
+    let mut p = Literal {
+        chars: s.chars().collect(),
+        pos: 0,
     };
-    // Keys nest on dots and index on brackets as --set; the value is never split.
-    let mut parser = Parser::new(&format!("{key}="), Mode::Strings, None);
-    let marker = "\u{0}tidegate-literal\u{0}";
-    let dest_tmp = new_map();
-    parser.chars.extend(marker.chars());
-    parser.parse(&dest_tmp)?;
-    replace_marker(&dest_tmp, marker, value);
-    crate::sprig::merge_into(dest, &dest_tmp, true);
-    Ok(())
-}
-
-fn replace_marker(m: &Values, marker: &str, value: &str) {
-    let keys: Vec<String> = m.borrow().keys().cloned().collect();
-    for k in keys {
-        let v = m.borrow().get(&k).cloned();
-        match v {
-            Some(Value::String(s)) if &*s == marker => {
-                m.borrow_mut().insert(k, Value::str(value));
-            }
-            Some(Value::Map(inner, _)) => replace_marker(&inner, marker, value),
-            Some(Value::List(items, kind)) => {
-                let items: Vec<Value> = items
-                    .iter()
-                    .map(|v| match v {
-                        Value::String(s) if &**s == marker => Value::str(value),
-                        Value::Map(inner, _) => {
-                            replace_marker(inner, marker, value);
-                            v.clone()
-                        }
-                        other => other.clone(),
-                    })
-                    .collect();
-                m.borrow_mut().insert(k, Value::List(Rc::new(items), kind));
-            }
-            _ => {}
+    loop {
+        match p.key(dest, 0) {
+            Ok(()) => continue,
+            Err(e) if e == EOF => return Ok(()),
+            Err(e) => return Err(e),
         }
     }
+}
+
+/// `%q` of a `[]rune`, as Go prints the unexpected data after an index.
+fn quote_runes(rs: &str) -> String {
+    let quoted: Vec<String> = rs.chars().map(crate::template::quote::quote_rune).collect();
+    format!("[{}]", quoted.join(" "))
+}
+
+/// The `--set-literal` parser (Helm's `literalParser`).
+struct Literal {
+    chars: Vec<char>,
+    pos: usize,
+}
+
+impl Literal {
+    /// Reads to one of `stop` (consumed, returned), or to the end (`None`); no escapes.
+    fn until(&mut self, stop: &[char]) -> (String, Option<char>) {
+        let mut v = String::new();
+        while let Some(&c) = self.chars.get(self.pos) {
+            self.pos += 1;
+            if stop.contains(&c) {
+                return (v, Some(c));
+            }
+            v.push(c);
+        }
+        (v, None)
+    }
+
+    /// The rest of the input.
+    fn rest(&mut self) -> String {
+        let v: String = self.chars[self.pos..].iter().collect();
+        self.pos = self.chars.len();
+        v
+    }
+
+    /// An index up to `]`; the end of input ends parsing quietly, as Go's wrapped `io.EOF`.
+    fn index(&mut self) -> R<i64> {
+        let (v, last) = self.until(&[']']);
+        if last.is_none() {
+            return Err(EOF.into());
+        }
+        v.parse::<i64>().map_err(|_| {
+            format!(
+                "error parsing index: strconv.Atoi: parsing {}: invalid syntax",
+                crate::template::quote::quote(&v)
+            )
+        })
+    }
+
+    fn key(&mut self, data: &Values, level: usize) -> R<()> {
+        let (k, last) = self.until(&['=', '[', '.']);
+        match last {
+            None if k.is_empty() => Err(EOF.into()),
+            None => Err(format!(
+                "key {} has no value",
+                crate::template::quote::quote(&k)
+            )),
+            Some('=') => {
+                let v = self.rest();
+                set(data, &k, Value::str(&v));
+                Ok(())
+            }
+            Some('.') => {
+                let level = level + 1;
+                if level > MAX_NESTED_NAME_LEVEL {
+                    return Err(format!(
+                        "value name nested level is greater than maximum supported nested level of {MAX_NESTED_NAME_LEVEL}"
+                    ));
+                }
+                let inner = match data.borrow().get(&k) {
+                    None => new_map(),
+                    Some(v) => {
+                        table_of(v).ok_or_else(|| conversion_error(v, "map[string]interface {}"))?
+                    }
+                };
+                let e = self.key(&inner, level);
+                if e.is_ok() && inner.borrow().is_empty() {
+                    return Err(format!(
+                        "key map {} has no value",
+                        crate::template::quote::quote(&k)
+                    ));
+                }
+                if !inner.borrow().is_empty() {
+                    set(data, &k, Value::Map(inner, MapKind::Any));
+                }
+                e
+            }
+            Some(_) => {
+                let i = self.index()?;
+                let list = match data.borrow().get(&k) {
+                    None => Vec::new(),
+                    Some(Value::List(l, _)) => l.to_vec(),
+                    Some(v) => return Err(conversion_error(v, "[]interface {}")),
+                };
+                let (list, err) = match self.list_item(list, i, level) {
+                    Ok(l) => (l, None),
+                    Err((l, e)) => (l, Some(e)),
+                };
+                set(data, &k, list_value(list));
+                err.map_or(Ok(()), Err)
+            }
+        }
+    }
+
+    /// Sets item `i` of `list` from what follows; on failure, the list as Go leaves it and the
+    /// error.
+    fn list_item(
+        &mut self,
+        mut list: Vec<Value>,
+        i: i64,
+        level: usize,
+    ) -> Result<Vec<Value>, (Vec<Value>, String)> {
+        if i < 0 {
+            return Err((list, format!("negative {i} index not allowed")));
+        }
+        let (k, last) = self.until(&['[', '.', '=']);
+        if !k.is_empty() {
+            let e = format!("unexpected data at end of array index: {}", quote_runes(&k));
+            return Err((list, e));
+        }
+        let at = usize::try_from(i).unwrap_or(usize::MAX);
+        match last {
+            None => Err((list, EOF.into())),
+            Some('=') => {
+                let v = self.rest();
+                set_index(list.clone(), i, Value::str(&v)).map_err(|e| (list, e))
+            }
+            Some('.') => {
+                let inner = match list.get(at) {
+                    None => new_map(),
+                    Some(v) => match table_of(v) {
+                        Some(m) => m,
+                        None => {
+                            // Out-of-order indices: the slot becomes an empty table.
+                            let m = new_map();
+                            list[at] = Value::Map(m.clone(), MapKind::Any);
+                            m
+                        }
+                    },
+                };
+                if let Err(e) = self.key(&inner, level) {
+                    return Err((list, e));
+                }
+                set_index(list.clone(), i, Value::Map(inner, MapKind::Any)).map_err(|e| (list, e))
+            }
+            Some(_) => {
+                let next = match self.index() {
+                    Ok(n) => n,
+                    Err(e) => return Err((list, e)),
+                };
+                let inner = match list.get(at) {
+                    None | Some(Value::Nil) => Vec::new(),
+                    Some(Value::List(l, _)) => l.to_vec(),
+                    Some(v) => return Err((list.clone(), conversion_error(v, "[]interface {}"))),
+                };
+                let inner = match self.list_item(inner, next, level) {
+                    Ok(l) => l,
+                    Err((_, e)) => return Err((list, e)),
+                };
+                set_index(list.clone(), i, list_value(inner)).map_err(|e| (list, e))
+            }
+        }
+    }
+}
+
+/// The panic Go recovers from when a key's existing value has another type.
+fn conversion_error(v: &Value, want: &str) -> String {
+    let have = if matches!(v, Value::Nil) {
+        "nil".to_string()
+    } else {
+        v.type_name()
+    };
+    format!("unable to parse key: interface conversion: interface {{}} is {have}, not {want}")
 }
