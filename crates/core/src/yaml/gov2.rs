@@ -14,7 +14,7 @@ pub fn to_stream<'a>(objects: impl IntoIterator<Item = &'a Map<String, Value>>) 
         if i > 0 {
             out.push_str("---\n");
         }
-        let mut e = Emitter { out: String::new() };
+        let mut e = Emitter::new(false);
         if obj.is_empty() {
             e.out.push_str("{}\n");
         } else {
@@ -27,7 +27,17 @@ pub fn to_stream<'a>(objects: impl IntoIterator<Item = &'a Map<String, Value>>) 
 
 /// Renders one value as a YAML document.
 pub fn to_yaml(value: &Value) -> String {
-    let mut e = Emitter { out: String::new() };
+    emit(value, Emitter::new(false))
+}
+
+/// Renders one value as go-yaml v3's encoder does with `SetIndent(2)` (Helm's
+/// `toYamlPretty`): as [`to_yaml`], except that sequences sit two columns in from their key,
+/// long lines are not folded, and floats print in Go's shortest `%g` form (`1e+06`, `1.5`).
+pub fn to_yaml_v3(value: &Value) -> String {
+    emit(value, Emitter::new(true))
+}
+
+fn emit(value: &Value, mut e: Emitter) -> String {
     match value {
         Value::Object(m) if !m.is_empty() => e.map(m, 0),
         Value::Array(a) if !a.is_empty() => e.seq(a, 0),
@@ -45,9 +55,21 @@ const WIDTH: usize = 80;
 
 struct Emitter {
     out: String,
+    /// go-yaml v3 (indent 2) rather than v2.
+    v3: bool,
+    /// The column after which plain and quoted scalars fold.
+    width: usize,
 }
 
 impl Emitter {
+    fn new(v3: bool) -> Self {
+        Emitter {
+            out: String::new(),
+            v3,
+            width: if v3 { usize::MAX } else { WIDTH },
+        }
+    }
+
     fn column(&self) -> usize {
         match self.out.rfind('\n') {
             Some(i) => self.out[i + 1..].chars().count(),
@@ -83,9 +105,10 @@ impl Emitter {
                 self.map(m, indent + 2);
             }
             Value::Array(a) if !a.is_empty() => {
+                let at = if self.v3 { indent + 2 } else { indent };
                 self.out.push('\n');
-                self.indent(indent);
-                self.seq(a, indent);
+                self.indent(at);
+                self.seq(a, at);
             }
             other => {
                 self.out.push(' ');
@@ -118,6 +141,7 @@ impl Emitter {
         match v {
             Value::Null => self.out.push_str("null"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+            Value::Number(n) if self.v3 => self.out.push_str(&go_g_number(n)),
             Value::Number(n) => self.out.push_str(&number(n)),
             Value::String(s) => self.scalar(s, indent, false),
             Value::Array(_) => self.out.push_str("[]"),
@@ -158,7 +182,7 @@ impl Emitter {
         for (i, &c) in chars.iter().enumerate() {
             if c == ' ' {
                 let next_space = chars.get(i + 1) == Some(&' ');
-                if breaks && !spaces && column > WIDTH && !next_space {
+                if breaks && !spaces && column > self.width && !next_space {
                     self.out.push('\n');
                     self.indent(indent);
                     column = indent;
@@ -185,7 +209,7 @@ impl Emitter {
                 let next_space = chars.get(i + 1) == Some(&' ');
                 if breaks
                     && !spaces
-                    && column > WIDTH
+                    && column > self.width
                     && i != 0
                     && i != chars.len() - 1
                     && !next_space
@@ -218,7 +242,7 @@ impl Emitter {
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
             if c == ' ' {
-                if breaks && !spaces && column > WIDTH && i != 0 && i != chars.len() - 1 {
+                if breaks && !spaces && column > self.width && i != 0 && i != chars.len() - 1 {
                     self.out.push('\n');
                     self.indent(indent);
                     column = indent;
@@ -478,6 +502,25 @@ fn number(n: &serde_json::Number) -> String {
     let (mantissa, exp) = e.split_once('e').unwrap_or((e.as_str(), "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     if !(-4..21).contains(&exp) || (exp >= 6 && f.fract() != 0.0) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        format!("{f}")
+    }
+}
+
+/// A number as go-yaml v3 writes a Go value: integers as they are, floats as
+/// `strconv.FormatFloat(f, 'g', -1, 64)`: the shortest digits, with an exponent below 1e-4
+/// and from 1e6 (`1e+06`, `1.5`, `1`).
+fn go_g_number(n: &serde_json::Number) -> String {
+    if !n.is_f64() {
+        return n.to_string();
+    }
+    let f = n.as_f64().unwrap_or(0.0);
+    let e = format!("{f:e}");
+    let (mantissa, exp) = e.split_once('e').unwrap_or((e.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if f != 0.0 && !(-4..6).contains(&exp) {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mantissa}e{sign}{:02}", exp.abs())
     } else {

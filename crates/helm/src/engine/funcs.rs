@@ -260,33 +260,17 @@ fn tpl(state: &mut State, a: Vec<Value>) -> Result<Value, String> {
     Ok(Value::str(&out.replace("<no value>", "")))
 }
 
-/// `toYamlPretty`: go-yaml v3 with two-space indents, which indents sequences under their key.
+/// `toYamlPretty`: the value encoded by go-yaml v3 with two-space indents (not through JSON,
+/// so floats keep Go's `%g` form); "" for what JSON cannot hold.
 fn to_yaml_pretty(v: &Value) -> String {
-    let Ok(doc) = to_yaml_document(v) else {
+    if sprig::json_cycle_check(v).is_err() {
+        return String::new();
+    }
+    let Ok(json) = v.to_json_value() else {
         return String::new();
     };
-    let mut out = String::new();
-    // go-yaml v2 writes a sequence at its key's indentation; v3 (indent 2) two further in.
-    let lines: Vec<&str> = doc.lines().collect();
-    let mut shift: Vec<(usize, usize)> = Vec::new();
-    for line in lines {
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        while shift.last().is_some_and(|(at, _)| {
-            indent < *at || (indent == *at && !line[indent..].starts_with("- "))
-        }) {
-            shift.pop();
-        }
-        let extra: usize = shift.iter().map(|(_, e)| e).sum();
-        let trimmed = &line[indent..];
-        if trimmed.starts_with("- ") && !shift.iter().any(|(at, _)| *at == indent) {
-            shift.push((indent, 2));
-        }
-        let extra_now: usize = shift.iter().map(|(_, e)| e).sum::<usize>().max(extra);
-        out.push_str(&" ".repeat(indent + extra_now));
-        out.push_str(trimmed);
-        out.push('\n');
-    }
-    out.strip_suffix('\n').unwrap_or(&out).to_string()
+    let doc = tidegate_core::yaml::gov2::to_yaml_v3(&json);
+    doc.strip_suffix('\n').unwrap_or(&doc).to_string()
 }
 
 fn to_toml(v: &Value) -> String {
@@ -297,11 +281,7 @@ fn to_toml(v: &Value) -> String {
     let Ok(json) = v.to_json_value() else {
         return "unsupported type".into();
     };
-    match toml::Value::try_from(json) {
-        Ok(toml::Value::Table(t)) => toml::to_string(&t).unwrap_or_else(|e| e.to_string()),
-        Ok(_) => "toml: top-level values must be Go maps or structs".into(),
-        Err(e) => e.to_string(),
-    }
+    super::toml::encode(&json).unwrap_or_else(|e| e)
 }
 
 fn toml_to_value(v: &toml::Value) -> Value {

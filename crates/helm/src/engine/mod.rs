@@ -6,6 +6,7 @@
 
 pub mod funcs;
 pub mod objects;
+mod toml;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
