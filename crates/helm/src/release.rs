@@ -89,39 +89,16 @@ const HOOK_EVENTS: &[(&str, &str)] = &[
     ("test-success", "test"),
 ];
 
-/// Helm's `SplitManifests`: documents separated by `---` lines, trimmed, empty ones dropped,
-/// in order.
+/// Helm's `SplitManifests`: the text trimmed, split where the expression
+/// `(?:^|\s*\n)---\s*` matches (Go's `\s`: ASCII white space), pieces trimmed and empty
+/// ones dropped, in order. A separator's trailing white space takes the newline, so a `---`
+/// line right after another stays in the next document, as in Helm.
 pub fn split_manifests(big: &str) -> Vec<String> {
-    let text = big.trim();
-    let mut docs = Vec::new();
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    // A separator is `---` at the start or after a newline (spaces before the newline are
-    // part of it), and the white space after it.
-    while i < bytes.len() {
-        let at_line_start = i == 0 || bytes[i - 1] == b'\n';
-        if at_line_start && text[i..].starts_with("---") {
-            let mut sep_start = i;
-            if i > 0 {
-                sep_start = i - 1;
-                while sep_start > start && (bytes[sep_start - 1] as char).is_whitespace() {
-                    sep_start -= 1;
-                }
-            }
-            let mut end = i + 3;
-            while end < bytes.len() && (bytes[end] as char).is_whitespace() {
-                end += 1;
-            }
-            docs.push(&text[start..sep_start.max(start)]);
-            start = end;
-            i = end;
-            continue;
-        }
-        i += 1;
-    }
-    docs.push(&text[start..]);
-    docs.into_iter()
+    static SEPARATOR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:^|[\t\n\x0C\r ]*\n)---[\t\n\x0C\r ]*").expect("valid expression")
+    });
+    SEPARATOR
+        .split(big.trim())
         .filter(|d| !d.is_empty())
         .map(|d| d.trim().to_string())
         .filter(|d| !d.is_empty())
@@ -342,5 +319,10 @@ mod tests {
         );
         assert_eq!(split_manifests("\n\n"), Vec::<String>::new());
         assert_eq!(split_manifests("a: |\n  x---y\n"), vec!["a: |\n  x---y"]);
+        // The first separator's white space takes the newline the second one would need.
+        assert_eq!(
+            split_manifests("---\n\n---\na: 1\n---b: 2"),
+            vec!["---\na: 1", "b: 2"]
+        );
     }
 }

@@ -482,9 +482,17 @@ fn make_cert(
 ) -> Result<Certificate, String> {
     let mut params = rcgen::CertificateParams::default();
     params.distinguished_name = rcgen::DistinguishedName::new();
+    // Go's asn1 writes a name as a PrintableString when every character allows it, else as
+    // a UTF8String.
+    let cn_value = match rcgen::string::PrintableString::try_from(cn.to_string()) {
+        Ok(p) => rcgen::DnValue::PrintableString(p),
+        Err(_) => rcgen::DnValue::Utf8String(cn.to_string()),
+    };
     params
         .distinguished_name
-        .push(rcgen::DnType::CommonName, cn);
+        .push(rcgen::DnType::CommonName, cn_value);
+    // Parsed in Sprig's order (addresses first); written in Go's (names, then addresses).
+    let mut ip_sans = Vec::new();
     for ip in ips {
         let Value::String(text) = ip else {
             return Err(format!(
@@ -495,9 +503,7 @@ fn make_cert(
         let addr: std::net::IpAddr = text
             .parse()
             .map_err(|_| format!("error parsing ip: {text}"))?;
-        params
-            .subject_alt_names
-            .push(rcgen::SanType::IpAddress(addr));
+        ip_sans.push(rcgen::SanType::IpAddress(addr));
     }
     for name in dns {
         let Value::String(text) = name else {
@@ -510,6 +516,7 @@ fn make_cert(
             rcgen::string::Ia5String::try_from(text.to_string()).map_err(|e| e.to_string())?;
         params.subject_alt_names.push(rcgen::SanType::DnsName(ia5));
     }
+    params.subject_alt_names.extend(ip_sans);
     let now = time::OffsetDateTime::now_utc();
     params.not_before = now;
     params.not_after = now + time::Duration::days(days);

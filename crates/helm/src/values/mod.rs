@@ -3,6 +3,7 @@
 //! Helm's `Values` lookups (`Table`, `PathValue`), and `--set` parsing ([`strvals`]).
 
 pub mod schema;
+pub mod schema_load;
 pub mod strvals;
 
 use std::cell::RefCell;

@@ -3,7 +3,12 @@
 //! (`- at '/path': minimum: got -5, want 0`). Properties are checked in key order (Go walks
 //! them in random order; this is one of those orders). `format` is an annotation, as there.
 
+use std::cell::RefCell;
+
 use serde_json::Value as Json;
+use url::Url;
+
+use super::schema_load::{DefaultLoader, Documents, SchemaLoader};
 
 use crate::chart::Chart;
 use crate::template::fmt::format_float;
@@ -18,7 +23,9 @@ struct VErr {
 }
 
 struct Validator<'a> {
-    root: &'a Json,
+    documents: &'a Documents,
+    /// The base URLs of the documents the `$ref`s followed so far lead through.
+    bases: RefCell<Vec<&'a Url>>,
     draft4: bool,
 }
 
@@ -91,17 +98,11 @@ fn equals(a: &Json, b: &Json) -> bool {
 }
 
 impl<'a> Validator<'a> {
-    fn resolve(&self, reference: &str) -> Option<&'a Json> {
-        let pointer = reference.strip_prefix('#')?;
-        if pointer.is_empty() {
-            return Some(self.root);
-        }
-        let decoded: String = pointer
-            .split('/')
-            .map(|t| t.replace("~1", "/").replace("~0", "~"))
-            .collect::<Vec<_>>()
-            .join("/");
-        self.root.pointer(&decoded)
+    /// The schema `reference` names from the current document, and that schema's document
+    /// base.
+    fn resolve(&self, reference: &str) -> Option<(&'a Json, &'a Url)> {
+        let base = *self.bases.borrow().last()?;
+        self.documents.resolve(base, reference)
     }
 
     fn err(loc: &[String], message: String) -> VErr {
@@ -152,7 +153,7 @@ impl<'a> Validator<'a> {
             && !equals(v, c)
         {
             let message = match c {
-                Json::Array(_) | Json::Object(_) => "const failed".to_string(),
+                Json::Array(_) | Json::Object(_) => "'const' failed".to_string(),
                 other => format!("value must be {}", display(other)),
             };
             return Some(Validator::err(loc, message));
@@ -164,7 +165,7 @@ impl<'a> Validator<'a> {
                 .iter()
                 .all(|o| !matches!(o, Json::Array(_) | Json::Object(_)));
             let message = if !primitive {
-                "enum failed".to_string()
+                "'enum' failed".to_string()
             } else if options.len() == 1 {
                 format!("value must be {}", display(&options[0]))
             } else {
@@ -178,8 +179,11 @@ impl<'a> Validator<'a> {
         let mut errors: Vec<VErr> = Vec::new();
         if let Some(Json::String(r)) = s.get("$ref") {
             match self.resolve(r) {
-                Some(target) => {
-                    if let Some(e) = self.validate(v, target, loc, depth + 1) {
+                Some((target, base)) => {
+                    self.bases.borrow_mut().push(base);
+                    let result = self.validate(v, target, loc, depth + 1);
+                    self.bases.borrow_mut().pop();
+                    if let Some(e) = result {
                         let causes = if e.message == "validation failed"
                             && !e.causes.is_empty()
                             && !e.reference
@@ -431,12 +435,24 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        if let Some(contains) = s.get("contains")
-            && !arr
-                .iter()
-                .any(|item| self.validate(item, contains, loc, depth + 1).is_none())
-        {
-            errors.push(Validator::err(loc, "no items match contains schema".into()));
+        if let Some(contains) = s.get("contains") {
+            let mut causes = Vec::new();
+            for (i, item) in arr.iter().enumerate() {
+                let mut child = loc.to_vec();
+                child.push(i.to_string());
+                match self.validate(item, contains, &child, depth + 1) {
+                    None => {
+                        causes.clear();
+                        break;
+                    }
+                    Some(e) => causes.push(e),
+                }
+            }
+            if !causes.is_empty() || arr.is_empty() {
+                let mut e = Validator::err(loc, "no items match contains schema".into());
+                e.causes = causes;
+                errors.push(e);
+            }
         }
     }
 
@@ -572,7 +588,7 @@ impl<'a> Validator<'a> {
         if let Some(not) = s.get("not")
             && self.validate(v, not, loc, depth + 1).is_none()
         {
-            errors.push(Validator::err(loc, "not failed".into()));
+            errors.push(Validator::err(loc, "'not' failed".into()));
         }
         let group = |key: &str| -> Vec<&Json> {
             s.get(key)
@@ -587,7 +603,7 @@ impl<'a> Validator<'a> {
         if !all_of.is_empty() {
             errors.push(VErr {
                 location: loc.to_vec(),
-                message: "allOf failed".into(),
+                message: "'allOf' failed".into(),
                 reference: false,
                 causes: all_of,
             });
@@ -601,7 +617,7 @@ impl<'a> Validator<'a> {
             if results.iter().all(Option::is_some) {
                 errors.push(VErr {
                     location: loc.to_vec(),
-                    message: "anyOf failed".into(),
+                    message: "'anyOf' failed".into(),
                     reference: false,
                     causes: results.into_iter().flatten().collect(),
                 });
@@ -623,7 +639,7 @@ impl<'a> Validator<'a> {
             match matched.len() {
                 0 => errors.push(VErr {
                     location: loc.to_vec(),
-                    message: "oneOf failed, none matched".into(),
+                    message: "'oneOf' failed, none matched".into(),
                     reference: false,
                     causes: failures,
                 }),
@@ -631,7 +647,7 @@ impl<'a> Validator<'a> {
                 _ => errors.push(Validator::err(
                     loc,
                     format!(
-                        "oneOf failed, subschemas {}, {} matched",
+                        "'oneOf' failed, subschemas {}, {} matched",
                         matched[0], matched[1]
                     ),
                 )),
@@ -673,18 +689,26 @@ fn display_error(out: &mut String, e: &VErr, indent: usize) {
     }
 }
 
-/// Helm's `ValidateAgainstSingleSchema`: the formatted error, or `Ok`.
-pub fn validate_single(values: &Json, schema_text: &[u8]) -> Result<(), String> {
+/// Helm's `ValidateAgainstSingleSchema`: the formatted error, or `Ok`. Documents the schema
+/// refers to come through `loader`.
+pub fn validate_single(
+    values: &Json,
+    schema_text: &[u8],
+    loader: &dyn SchemaLoader,
+) -> Result<(), String> {
     let schema: Json = serde_json::from_slice(schema_text).map_err(|e| e.to_string())?;
     let draft4 = schema
         .get("$schema")
         .and_then(Json::as_str)
         .is_some_and(|s| s.contains("draft-04"));
+    let documents = Documents::load(schema, loader)?;
+    let root = &documents.docs[0];
     let v = Validator {
-        root: &schema,
+        documents: &documents,
+        bases: RefCell::new(vec![&root.base]),
         draft4,
     };
-    let Some(e) = v.validate(values, &schema, &[], 0) else {
+    let Some(e) = v.validate(values, &root.json, &[], 0) else {
         return Ok(());
     };
     let causes = if e.message == "validation failed" && !e.reference && !e.causes.is_empty() {
@@ -700,11 +724,21 @@ pub fn validate_single(values: &Json, schema_text: &[u8]) -> Result<(), String> 
     Err(format!("{}\n", out.trim_start_matches('\n')))
 }
 
-/// Helm's `ValidateAgainstSchema`: the chart's schema, then each subchart's against its table.
+/// Helm's `ValidateAgainstSchema`: the chart's schema, then each subchart's against its table;
+/// remote `$ref`s fetched as Helm fetches them.
 pub fn validate_chart(chart: &Chart, values: &Json) -> Result<(), String> {
+    validate_chart_with(chart, values, &DefaultLoader)
+}
+
+/// [`validate_chart`] with the documents `$ref`s name loaded by `loader`.
+pub fn validate_chart_with(
+    chart: &Chart,
+    values: &Json,
+    loader: &dyn SchemaLoader,
+) -> Result<(), String> {
     let mut out = String::new();
     if let Some(schema) = &chart.schema
-        && let Err(e) = validate_single(values, schema)
+        && let Err(e) = validate_single(values, schema, loader)
     {
         out.push_str(&format!("{}:\n{e}", chart.name()));
     }
@@ -723,7 +757,7 @@ pub fn validate_chart(chart: &Chart, values: &Json) -> Result<(), String> {
             ));
             continue;
         }
-        if let Err(e) = validate_chart(sub, raw) {
+        if let Err(e) = validate_chart_with(sub, raw, loader) {
             out.push_str(&e);
         }
     }
