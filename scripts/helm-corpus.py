@@ -10,7 +10,8 @@ file of our own, values-enabled.yaml, turns on each optional part its values.yam
 with `enabled: false`.
 
     PROMETHEUS=~/src/prometheus-community-helm-charts GRAFANA=... BITNAMI=... ARGO=... \
-      INGRESS_NGINX=... PODINFO=... CERT_MANAGER=... HELM=... scripts/helm-corpus.py
+      INGRESS_NGINX=... PODINFO=... CERT_MANAGER=... HELM=... \
+      BJW_S=... HOME_OPS=clone1:clone2 HELM_BIN=path/to/helm scripts/helm-corpus.py
 """
 
 import io
@@ -207,10 +208,83 @@ def main():
                             os.makedirs(os.path.dirname(target), exist_ok=True)
                             os.symlink(m.linkname, target)
             provenance.append(f"helm-{name} helm {commit} {path}")
+    bjw_s = os.environ.get("BJW_S")
+    if bjw_s:
+        provenance.append(app_template(bjw_s))
     with open(os.path.join(OUT, "SOURCES"), "w") as f:
         f.write("# corpus chart, source, commit, path (written by scripts/helm-corpus.py)\n")
         f.write("\n".join(sorted(provenance)) + "\n")
     print(f"{len(provenance)} charts; left out (dependencies not found): {' '.join(skipped)}", file=sys.stderr)
+
+
+def stable_under_helm(chart, values, runs=32):
+    """Whether helm renders the same documents (in any order) every time: the library picks
+    some names from Go's random map order (`keys | first`), which a comparison cannot follow."""
+    helm = os.environ.get("HELM_BIN")
+    if not helm:
+        return True
+    seen = set()
+    for _ in range(runs):
+        out = subprocess.run([helm, "template", chart, "-f", values], capture_output=True, text=True)
+        text = out.stdout if out.returncode == 0 else out.stderr
+        seen.add(tuple(sorted(text.split("\n---\n"))))
+        if len(seen) > 1:
+            return False
+    return True
+
+
+def app_template(repo):
+    """bjw-s app-template with its common library in charts/, and as extra values files the
+    `spec.values` of the HelmReleases that use it in public home-ops repositories (HOME_OPS:
+    clones separated by `:`). The two values.schema.json files are left out: they refer to
+    GitHub, which the tests cannot reach (tests/schema_refs.rs covers such references). The
+    `route` part of each values file is dropped: the library names HTTPRoutes in Go's random
+    map order, so helm's own output for it varies between runs."""
+    name = "bjw-s-app-template"
+    dest = os.path.join(OUT, "charts", name)
+    extract(repo, "charts/other/app-template", dest)
+    extract(repo, "charts/library/common", os.path.join(dest, "charts", "common"))
+    for schema in (os.path.join(dest, "values.schema.json"),
+                   os.path.join(dest, "charts", "common", "values.schema.json")):
+        if os.path.exists(schema):
+            os.remove(schema)
+    for root, _, files in os.walk(dest):
+        for f in files:
+            path = os.path.join(root, f)
+            if os.path.islink(path):
+                os.remove(path)
+    cases = os.path.join(OUT, "values-cases", name)
+    shutil.rmtree(cases, ignore_errors=True)
+    os.makedirs(cases)
+    count = unstable = 0
+    for clone in filter(None, os.environ.get("HOME_OPS", "").split(":")):
+        label = os.path.basename(clone.rstrip("/").removesuffix("/repo"))
+        listing = git(clone, "grep", "-l", "app-template", "HEAD", "--", "*.yaml").decode().split()
+        for entry in listing:
+            path = entry.split(":", 1)[1]
+            try:
+                docs = list(yaml.safe_load_all(git(clone, "show", entry)))
+            except yaml.YAMLError:
+                continue
+            for doc in docs:
+                if not isinstance(doc, dict) or doc.get("kind") != "HelmRelease":
+                    continue
+                values = (doc.get("spec") or {}).get("values")
+                if not isinstance(values, dict):
+                    continue
+                values.pop("route", None)
+                count += 1
+                stem = re.sub(r"[^A-Za-z0-9]+", "-", f"{label}-{path}").strip("-").lower()
+                target = os.path.join(cases, f"{stem}-{count}.yaml")
+                with open(target, "w") as out:
+                    yaml.safe_dump(values, out, sort_keys=False)
+                if not stable_under_helm(dest, target):
+                    os.remove(target)
+                    unstable += 1
+    commit = git(repo, "rev-parse", "HEAD").decode().strip()
+    print(f"app-template: {count - unstable} values files ({unstable} left out: helm's output "
+          "varies between runs beyond document order)", file=sys.stderr)
+    return f"{name} bjw-s {commit} charts/other/app-template (+ charts/library/common)"
 
 
 if __name__ == "__main__":
