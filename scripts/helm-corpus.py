@@ -12,6 +12,9 @@ with `enabled: false`.
     PROMETHEUS=~/src/prometheus-community-helm-charts GRAFANA=... BITNAMI=... ARGO=... \
       INGRESS_NGINX=... PODINFO=... CERT_MANAGER=... HELM=... \
       BJW_S=... HOME_OPS=clone1:clone2 HELM_BIN=path/to/helm scripts/helm-corpus.py
+
+Commit the result with `git add -f crates/helm/tests/corpus`: some charts carry a .gitignore
+of their own (kube-prometheus-stack ignores its vendored charts/*), which Helm does not read.
 """
 
 import io
