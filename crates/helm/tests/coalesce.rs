@@ -3,10 +3,12 @@
 //! `CoalesceValues` and `MergeValues` over chart trees with subcharts and globals, null
 //! deletion, `CoalesceTables`/`MergeTables`, and the warnings coalescing reports.
 
+mod common;
+
 use std::rc::Rc;
 
 use tidegate_helm::chart::{Chart, Metadata, load_values_text};
-use tidegate_helm::template::value::{IntKind, ListKind, MapKind};
+use tidegate_helm::template::value::{IntKind, MapKind};
 use tidegate_helm::template::{FuncMap, Set, Value};
 use tidegate_helm::values::{self, Values, new_map};
 
@@ -83,27 +85,8 @@ fn build_chart(spec: &ChartSpec) -> Result<Chart, String> {
     })
 }
 
-/// JSON into values as a Go test literal holds them (integers `int`).
-fn to_value(v: &serde_json::Value) -> Value {
-    match v {
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i, IntKind::Int),
-            None => Value::Float(n.as_f64().unwrap_or(0.0)),
-        },
-        serde_json::Value::Array(items) => {
-            Value::List(Rc::new(items.iter().map(to_value).collect()), ListKind::Any)
-        }
-        serde_json::Value::Object(m) => Value::Map(to_table(m), MapKind::Any),
-        other => Value::from_json(other),
-    }
-}
-
 fn to_table(m: &serde_json::Map<String, serde_json::Value>) -> Values {
-    let t = new_map();
-    for (k, v) in m {
-        t.borrow_mut().insert(k.clone(), to_value(v));
-    }
-    t
+    common::go_table(m, IntKind::Int)
 }
 
 fn table_json(t: &Values) -> serde_json::Value {

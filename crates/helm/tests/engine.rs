@@ -5,6 +5,8 @@
 //! error messages. Cases marked `known_failure` are expected to fail still; the test fails
 //! when one starts passing, so the mark gets removed.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -192,25 +194,11 @@ impl Lookup for FakeCluster {
 
 /// JSON into values as a Go test literal holds them (integers `int`).
 fn to_value(v: &serde_json::Value) -> Value {
-    match v {
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i, IntKind::Int),
-            None => Value::Float(n.as_f64().unwrap_or(0.0)),
-        },
-        serde_json::Value::Array(items) => {
-            Value::List(Rc::new(items.iter().map(to_value).collect()), ListKind::Any)
-        }
-        serde_json::Value::Object(m) => Value::Map(to_table(m), MapKind::Any),
-        other => Value::from_json(other),
-    }
+    common::go_value(v, IntKind::Int)
 }
 
 fn to_table(m: &serde_json::Map<String, serde_json::Value>) -> Values {
-    let t = new_map();
-    for (k, v) in m {
-        t.borrow_mut().insert(k.clone(), to_value(v));
-    }
-    t
+    common::go_table(m, IntKind::Int)
 }
 
 fn file(name: &str, text: &str) -> File {

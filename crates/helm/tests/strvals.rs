@@ -6,8 +6,10 @@
 //! an `int64`, a number written with a fraction (`2.0`) a `float64`. Helm's own test compares
 //! YAML renderings, which cannot tell them apart; this harness is stricter.
 
+mod common;
+
 use tidegate_helm::template::Value;
-use tidegate_helm::template::value::{IntKind, ListKind, MapKind};
+use tidegate_helm::template::value::{IntKind, MapKind};
 use tidegate_helm::values::{Values, new_map, strvals};
 
 #[derive(serde::Deserialize)]
@@ -47,29 +49,13 @@ impl Input {
     }
 }
 
-/// JSON into values as a Go test literal holds them: integers `int64`, other numbers
-/// `float64`.
+/// JSON into values as a Go test literal holds them (integers `int64`).
 fn to_value(v: &serde_json::Value) -> Value {
-    match v {
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) if !n.is_f64() => Value::Int(i, IntKind::Int64),
-            _ => Value::Float(n.as_f64().unwrap_or(0.0)),
-        },
-        serde_json::Value::Array(items) => Value::List(
-            std::rc::Rc::new(items.iter().map(to_value).collect()),
-            ListKind::Any,
-        ),
-        serde_json::Value::Object(m) => Value::Map(to_table(m), MapKind::Any),
-        other => Value::from_json(other),
-    }
+    common::go_value(v, IntKind::Int64)
 }
 
 fn to_table(m: &serde_json::Map<String, serde_json::Value>) -> Values {
-    let t = new_map();
-    for (k, v) in m {
-        t.borrow_mut().insert(k.clone(), to_value(v));
-    }
-    t
+    common::go_table(m, IntKind::Int64)
 }
 
 fn table_json(t: &Values) -> Result<serde_json::Value, String> {
