@@ -18,8 +18,9 @@ pub const ROOT_URL: &str = "file:///values.schema.json";
 /// How long a fetched document is reused, and how many are kept.
 const CACHE_TTL: Duration = Duration::from_secs(600);
 const CACHE_MAX: usize = 256;
-/// The largest schema document accepted.
+/// The largest schema document accepted, and the most documents one schema may pull in.
 const MAX_DOCUMENT_BYTES: u64 = 16 << 20;
+const MAX_DOCUMENTS: usize = 1000;
 
 /// Fetches the documents `$ref`s point to.
 pub trait SchemaLoader: Send + Sync {
@@ -151,6 +152,12 @@ impl Documents {
                 target.set_fragment(None);
                 if set.by_url.contains_key(target.as_str()) {
                     continue;
+                }
+                if set.docs.len() >= MAX_DOCUMENTS {
+                    return Err(format!(
+                        "failing loading {}: more than {MAX_DOCUMENTS} schema documents",
+                        quote(target.as_str())
+                    ));
                 }
                 let json = loader
                     .load(&target)
