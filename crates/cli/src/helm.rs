@@ -101,6 +101,9 @@ pub fn run(cmd: Helm) -> Result<(), String> {
             };
             (name, chart.clone())
         }
+        [_, _] if a.name_template.is_some() => {
+            return Err("cannot set --name-template and also specify a name".into());
+        }
         [name, chart] => (name.clone(), chart.clone()),
         _ => return Err("expected at most two arguments".into()),
     };

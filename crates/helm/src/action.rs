@@ -391,7 +391,13 @@ pub fn print(rendered: &Rendered, opts: &TemplateOptions) -> Result<String, Temp
                 written.insert(h.path.clone(), true);
             }
         }
-        return Ok(out);
+        // helm then prints the release's manifest, empty when written to files: a newline.
+        if opts.show_only.is_empty() {
+            out.push('\n');
+            return Ok(out);
+        }
+        let f = opts.show_only[0].replace('\\', "/");
+        return Err(plain(format!("could not find template {f} in chart")));
     }
     let mut body = String::new();
     for (name, data) in &rendered.crds {
