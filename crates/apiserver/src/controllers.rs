@@ -110,10 +110,12 @@ fn handle(state: &ServerState, e: &Notice) {
             if state.store.get(&e.key).is_none() {
                 state.sync_crd(obj, true);
             }
-        } else {
-            state.sync_crd(obj, false);
-            if deleting {
-                crd_cleanup(state, obj);
+        } else if let Some(current) = state.store.get(&e.key) {
+            // The stored CRD, not the event's: an event read late must not serve again a
+            // resource whose CRD has gone since.
+            state.sync_crd(&current, false);
+            if meta_str(&current, "deletionTimestamp").is_some() {
+                crd_cleanup(state, &current);
             }
         }
     } else if e.kind == EventType::Deleted {
@@ -231,14 +233,27 @@ fn crd_cleanup(state: &ServerState, crd: &Value) {
         && let Some(name) = meta_str(crd, "name")
     {
         let key = Key::new(CRDS, "", name);
+        // Served no more from the moment the CRD is gone: a client that saw it go must not
+        // find the resource still served. When this finalizer is the last one, removing it
+        // deletes the CRD, so the resource stops being served just before.
+        let last = state.store.get(&key).is_some_and(|current| {
+            current
+                .pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|f| f.len() == 1 && f[0] == CRD_CLEANUP_FINALIZER)
+        });
+        if last {
+            state.sync_crd(crd, true);
+        }
         log_err(
             "finalizing CRD",
             objects::remove_finalizer(&state.store, &key, CRD_CLEANUP_FINALIZER),
         );
-        // Served no more from the moment the CRD is gone, not from when this loop reads the
-        // deletion: a client that saw it go must not find the resource still served.
-        if state.store.get(&key).is_none() {
-            state.sync_crd(crd, true);
+        match state.store.get(&key) {
+            None => state.sync_crd(crd, true),
+            // Still there (the removal failed, or a finalizer was added): served again.
+            Some(current) if last => state.sync_crd(&current, false),
+            Some(_) => {}
         }
     }
 }
