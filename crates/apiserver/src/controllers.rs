@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 
 const NAMESPACES: &str = "/namespaces";
-const CRDS: &str = "apiextensions.k8s.io/customresourcedefinitions";
+pub(crate) const CRDS: &str = "apiextensions.k8s.io/customresourcedefinitions";
 
 /// Runs until the store's channel closes.
 pub async fn run(state: Arc<ServerState>) {
@@ -49,7 +49,9 @@ fn resync(state: &ServerState) {
     }
     let (crds, _) = state.store.list(CRDS, None, None);
     for (_, crd) in crds {
-        state.sync_crd(&crd, false);
+        if let Some(name) = meta_str(&crd, "name") {
+            state.sync_crd(name);
+        }
         if meta_str(&crd, "deletionTimestamp").is_some() {
             crd_cleanup(state, &crd);
         }
@@ -105,18 +107,14 @@ fn handle(state: &ServerState, e: &Notice) {
     }
     // CustomResourceDefinitions.
     if e.key.resource == CRDS {
-        if e.kind == EventType::Deleted {
-            // Unless a CRD of the same name was created since.
-            if state.store.get(&e.key).is_none() {
-                state.sync_crd(obj, true);
-            }
-        } else if let Some(current) = state.store.get(&e.key) {
-            // The stored CRD, not the event's: an event read late must not serve again a
-            // resource whose CRD has gone since.
-            state.sync_crd(&current, false);
-            if meta_str(&current, "deletionTimestamp").is_some() {
-                crd_cleanup(state, &current);
-            }
+        // From the stored CRD, not the event's copy: an event read late must not serve again
+        // a resource whose CRD has gone since.
+        state.sync_crd(&e.key.name);
+        if e.kind != EventType::Deleted
+            && let Some(current) = state.store.get(&e.key)
+            && meta_str(&current, "deletionTimestamp").is_some()
+        {
+            crd_cleanup(state, &current);
         }
     } else if e.kind == EventType::Deleted {
         let (group, plural) = objects::split_resource(&e.key.resource);
@@ -242,19 +240,14 @@ fn crd_cleanup(state: &ServerState, crd: &Value) {
                 .and_then(Value::as_array)
                 .is_some_and(|f| f.len() == 1 && f[0] == CRD_CLEANUP_FINALIZER)
         });
-        if last {
-            state.sync_crd(crd, true);
-        }
-        log_err(
-            "finalizing CRD",
-            objects::remove_finalizer(&state.store, &key, CRD_CLEANUP_FINALIZER),
-        );
-        match state.store.get(&key) {
-            None => state.sync_crd(crd, true),
-            // Still there (the removal failed, or a finalizer was added): served again.
-            Some(current) if last => state.sync_crd(&current, false),
-            Some(_) => {}
-        }
+        let remove = || objects::remove_finalizer(&state.store, &key, CRD_CLEANUP_FINALIZER);
+        let removed = if last {
+            state.finish_crd(name, remove)
+        } else {
+            remove()
+        };
+        log_err("finalizing CRD", removed);
+        state.sync_crd(name);
     }
 }
 

@@ -253,8 +253,10 @@ pub fn normalize(mut obj: Value) -> Value {
 }
 
 /// Work after a committed write: CRDs change what the server serves.
-pub fn after_write(state: &ServerState, r: &ResourceInfo, obj: &Value, deleted: bool) {
-    if is(r, "apiextensions.k8s.io", "customresourcedefinitions") {
-        state.sync_crd(obj, deleted);
+pub fn after_write(state: &ServerState, r: &ResourceInfo, obj: &Value) {
+    if is(r, "apiextensions.k8s.io", "customresourcedefinitions")
+        && let Some(name) = obj.pointer("/metadata/name").and_then(Value::as_str)
+    {
+        state.sync_crd(name);
     }
 }

@@ -89,6 +89,8 @@ pub struct ServerState {
     pub requests: AtomicU64,
     /// Structured-merge schemas per resource version.
     pub types: crate::fieldmanager::TypeCache,
+    /// Serializes changes to what CRDs serve.
+    crd_sync: std::sync::Mutex<()>,
 }
 
 impl ServerState {
@@ -97,19 +99,34 @@ impl ServerState {
         &self.token
     }
 
-    /// Serves (or stops serving) the resources a CRD declares.
-    pub fn sync_crd(&self, crd: &Value, deleted: bool) {
-        let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) else {
-            return;
-        };
-        if deleted {
-            self.registry.set_crd(name, Vec::new());
-            return;
+    /// Serves the resources the stored CRD `name` declares, or stops serving them when it is
+    /// gone. Reads the store under a lock, so a caller holding a stale copy (a request handler
+    /// finishing after the CRD's finalizer controller) cannot serve again a deleted resource.
+    pub fn sync_crd(&self, name: &str) {
+        let _serial = self.crd_sync.lock().unwrap_or_else(|p| p.into_inner());
+        self.sync_crd_locked(name);
+    }
+
+    fn sync_crd_locked(&self, name: &str) {
+        let key = Key::new(crate::controllers::CRDS, "", name);
+        match self.store.get(&key) {
+            None => self.registry.set_crd(name, Vec::new()),
+            Some(crd) => match tidegate_schema::crd::resources_from_crd(&crd) {
+                Ok(res) => self.registry.set_crd(name, res),
+                Err(e) => tracing::warn!(crd = name, error = %e, "CRD not served"),
+            },
         }
-        match tidegate_schema::crd::resources_from_crd(crd) {
-            Ok(res) => self.registry.set_crd(name, res),
-            Err(e) => tracing::warn!(crd = name, error = %e, "CRD not served"),
-        }
+    }
+
+    /// Stops serving the resources of CRD `name`, runs `finish` (which removes its last
+    /// finalizer, deleting it), then serves them again only if the CRD is still stored. No
+    /// other sync runs in between: a client that saw the CRD go never finds it served.
+    pub fn finish_crd<T>(&self, name: &str, finish: impl FnOnce() -> T) -> T {
+        let _serial = self.crd_sync.lock().unwrap_or_else(|p| p.into_inner());
+        self.registry.set_crd(name, Vec::new());
+        let out = finish();
+        self.sync_crd_locked(name);
+        out
     }
 }
 
@@ -167,6 +184,7 @@ impl ApiServer {
             ca_pem: credentials.ca_pem.clone(),
             requests: AtomicU64::new(0),
             types: Default::default(),
+            crd_sync: Default::default(),
         });
         bootstrap(&state);
         let listener = TcpListener::bind(config.listen)
@@ -286,11 +304,11 @@ fn bootstrap(state: &ServerState) {
             tracing::warn!(error = %e, object = %key.name, "bootstrap");
         }
     }
-    let (crds, _) = state
-        .store
-        .list("apiextensions.k8s.io/customresourcedefinitions", None, None);
+    let (crds, _) = state.store.list(crate::controllers::CRDS, None, None);
     for (_, crd) in crds {
-        state.sync_crd(&crd, false);
+        if let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) {
+            state.sync_crd(name);
+        }
     }
 }
 

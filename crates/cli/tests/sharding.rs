@@ -12,24 +12,39 @@ use std::time::{Duration, Instant};
 use git_support::Repo;
 use up_support::*;
 
-/// A child process killed when dropped.
-struct Running(Child);
+/// A child process killed when dropped; its stderr goes to a log file, printed when the test
+/// fails so that a process that exited or stalled says why.
+struct Running(Child, std::path::PathBuf);
 
 impl Drop for Running {
     fn drop(&mut self) {
+        let exited = self.0.try_wait().ok().flatten();
         let _ = self.0.kill();
         let _ = self.0.wait();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(&self.1).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            eprintln!(
+                "--- {} (exited early: {exited:?}), last lines:",
+                self.1.display()
+            );
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
+        }
     }
 }
 
-fn spawn(args: &[&str]) -> Running {
+fn spawn(log: &Path, args: &[&str]) -> Running {
+    let file = std::fs::File::create(log).expect("log file");
     Running(
         Command::new(env!("CARGO_BIN_EXE_tidegate"))
             .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(file)
             .spawn()
             .expect("tidegate runs"),
+        log.to_path_buf(),
     )
 }
 
@@ -57,7 +72,8 @@ fn controllers(kc: &Path, dir: &Path, components: &str, extra: &[&str]) -> Runni
     .collect();
     args.extend(extra.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    spawn(&args)
+    std::fs::create_dir_all(dir).expect("storage directory");
+    spawn(&dir.join("controllers.log"), &args)
 }
 
 /// Whether the Kustomization has been reconciled to Ready.
@@ -70,13 +86,16 @@ fn reconciled(kc: &Path, name: &str) -> bool {
 fn two_controller_processes_split_kustomizations_by_shard_label() {
     let dir = tempfile::tempdir().unwrap();
     let port = git_support::free_port();
-    let _api = spawn(&[
-        "apiserver",
-        "--data-dir",
-        dir.path().join("api").to_str().unwrap(),
-        "--listen",
-        &format!("127.0.0.1:{port}"),
-    ]);
+    let _api = spawn(
+        &dir.path().join("apiserver.log"),
+        &[
+            "apiserver",
+            "--data-dir",
+            dir.path().join("api").to_str().unwrap(),
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ],
+    );
     let kc = dir.path().join("api/kubeconfig");
     wait_until("the API server", || {
         kc.exists() && kubectl_ok(&kc, &["get", "ns"])

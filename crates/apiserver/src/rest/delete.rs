@@ -71,7 +71,7 @@ pub fn delete(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> {
         .ok_or_else(|| ApiError::not_found(&req.res.group, &req.res.plural, name))?;
     let gone = req.state.store.get(&req.key(name)).is_none();
     if out.written {
-        crate::hooks::after_write(&req.state, &req.res, &obj, gone);
+        crate::hooks::after_write(&req.state, &req.res, &obj);
     }
     if (gone || o.dry_run) && !returns_deleted_object(req) && !o.held_by_finalizers(&obj) {
         let mut details = json!({"name": name, "kind": req.res.plural});

@@ -207,7 +207,7 @@ pub fn create(req: &Req, obj: Value, tracking: Tracking) -> ApiResult<Arc<Value>
     let stored = out
         .object
         .ok_or_else(|| ApiError::internal("create stored no object"))?;
-    hooks::after_write(&req.state, &req.res, &stored, false);
+    hooks::after_write(&req.state, &req.res, &stored);
     Ok(stored)
 }
 
@@ -513,11 +513,10 @@ pub fn upsert(
                 .ok_or_else(|| ApiError::not_found(&req.res.group, &req.res.plural, name)),
         };
     }
-    let mut deleted_state = None;
     let mut committed = None;
     for _ in 0..OPTIMISTIC_ATTEMPTS {
         let snapshot = req.state.store.get(&key);
-        let (change, last) = decide(snapshot.as_ref())?;
+        let (change, _) = decide(snapshot.as_ref())?;
         let mut change = Some(change);
         let out = req.state.store.mutate(&key, |now| {
             let unchanged = match (now, &snapshot) {
@@ -536,7 +535,6 @@ pub fn upsert(
             Ok(change.take().unwrap_or(Change::Keep))
         })?;
         if change.is_none() {
-            deleted_state = last;
             committed = Some(out);
             break;
         }
@@ -544,17 +542,15 @@ pub fn upsert(
     let out: Outcome = match committed {
         Some(out) => out,
         None => req.state.store.mutate(&key, |cur| {
-            let (change, last) = decide(cur)?;
-            deleted_state = last;
+            let (change, _) = decide(cur)?;
             Ok::<_, ApiError>(change)
         })?,
     };
     let stored = out
         .object
         .ok_or_else(|| ApiError::internal("update stored no object"))?;
-    let deleted = deleted_state.is_some();
     if out.written {
-        hooks::after_write(&req.state, &req.res, &stored, deleted);
+        hooks::after_write(&req.state, &req.res, &stored);
     }
     Ok((stored, out.created))
 }
