@@ -98,6 +98,18 @@ enum Command {
     /// Show what applying local files would change (exit 1 when something would).
     #[command(subcommand)]
     Diff(flux::diff::What),
+    /// Push a directory or file to an OCI registry as a Flux artifact.
+    #[command(subcommand)]
+    Push(flux::artifact::Push),
+    /// Pull a Flux artifact from an OCI registry.
+    #[command(subcommand)]
+    Pull(flux::artifact::Pull),
+    /// Add tags to an artifact in an OCI registry.
+    #[command(subcommand)]
+    Tag(flux::artifact::Tag),
+    /// List the artifacts of an OCI repository.
+    #[command(subcommand)]
+    List(flux::artifact::List),
 }
 
 /// glibc gives every thread that allocates while another holds an arena an arena of its own (up
@@ -178,6 +190,10 @@ fn run() -> anyhow::Result<()> {
                 | Command::Events(_)
                 | Command::Trace(_)
                 | Command::Diff(_)
+                | Command::Push(_)
+                | Command::Pull(_)
+                | Command::Tag(_)
+                | Command::List(_)
                 | Command::Check(_)
                 | Command::Install(_)
                 | Command::Uninstall(_)
@@ -231,6 +247,10 @@ fn run() -> anyhow::Result<()> {
             Command::Check(a) => flux::check::run(a).await,
             Command::Uninstall(a) => flux::uninstall::run(a).await,
             Command::Diff(w) => flux::diff::run(w).await,
+            Command::Push(p) => flux::artifact::run_push(p).await,
+            Command::Pull(p) => flux::artifact::run_pull(p).await,
+            Command::Tag(t) => flux::artifact::run_tag(t).await,
+            Command::List(l) => flux::artifact::run_list(l).await,
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,

@@ -150,10 +150,31 @@ pub fn digest_of(mut reader: impl io::Read) -> io::Result<Written> {
     })
 }
 
-struct HashingWriter<W> {
+/// A writer that hashes (sha256) and counts what passes through it.
+pub struct HashingWriter<W> {
     inner: W,
     hasher: Sha256,
     size: u64,
+}
+
+impl<W: Write> HashingWriter<W> {
+    /// Wraps `inner`.
+    pub fn new(inner: W) -> Self {
+        HashingWriter {
+            inner,
+            hasher: Sha256::new(),
+            size: 0,
+        }
+    }
+
+    /// The inner writer and the `sha256:` digest and size of what was written.
+    pub fn finish(self) -> (W, Written) {
+        let written = Written {
+            digest: format!("sha256:{}", hex(&self.hasher.finalize())),
+            size: self.size,
+        };
+        (self.inner, written)
+    }
 }
 
 impl<W: Write> Write for HashingWriter<W> {

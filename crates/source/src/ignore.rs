@@ -21,6 +21,16 @@ pub const EXCLUDE_VCS: &[&str] = &[".git/", ".gitignore", ".gitmodules", ".gitat
 pub const EXCLUDE_EXT: &[&str] = &[
     "*.jpg", "*.jpeg", "*.gif", "*.png", "*.wmv", "*.flv", "*.tar.gz", "*.zip",
 ];
+/// What `flux push artifact` leaves out by default (`--ignore-paths`): VCS files and the
+/// excluded extensions.
+pub fn exclude_oci() -> Vec<String> {
+    EXCLUDE_VCS
+        .iter()
+        .chain(EXCLUDE_EXT)
+        .map(|p| p.to_string())
+        .collect()
+}
+
 /// Excluded when no pattern is given: CI files.
 pub const EXCLUDE_CI: &[&str] = &[
     ".github/",
@@ -87,6 +97,23 @@ impl SourceIgnore {
             // Only fails when the source has no parent directory, which ours always have.
             let _ = search.add_patterns_buffer(&content, source, Some(root), parse);
         }
+        SourceIgnore { search }
+    }
+
+    /// Rules made of `patterns` alone (gitignore syntax, scoped to the root), with no default
+    /// exclusions: what `flux push artifact --ignore-paths` uses.
+    pub fn from_patterns(patterns: &[String]) -> Self {
+        let parse = Ignore {
+            support_precious: false,
+        };
+        let mut search = gix::ignore::Search::default();
+        let root = Path::new(ROOT);
+        let _ = search.add_patterns_buffer(
+            patterns.join("\n").as_bytes(),
+            root.join("patterns"),
+            Some(root),
+            parse,
+        );
         SourceIgnore { search }
     }
 

@@ -5,6 +5,7 @@
 //! - [`archive`]: reproducible tar.gz with a `sha256:` digest;
 //! - [`extract`]: safe extraction of a downloaded artifact (the consumer side);
 //! - [`fetch`]: downloads with timeouts, shared by the consumers of one artifact;
+//! - [`oci`]: OCI artifacts in registries (pull, push, tags);
 //! - [`scratch`]: per-process temporary space, cleared of what killed processes left.
 
 pub mod archive;
@@ -12,6 +13,7 @@ pub mod extract;
 pub mod fetch;
 pub mod git;
 pub mod ignore;
+pub mod oci;
 pub mod package;
 pub mod scratch;
 pub mod server;

@@ -16,6 +16,8 @@ pub enum What {
     /// A Kustomization against local files.
     #[command(alias = "ks")]
     Kustomization(super::build::Args),
+    /// An OCI artifact against a local directory or file (exit 1 when they differ).
+    Artifact(super::artifact::DiffArgs),
 }
 
 /// Fields that say nothing about the desired state.
@@ -192,8 +194,21 @@ async fn diff(a: &super::build::Args) -> anyhow::Result<bool> {
 
 /// Runs `diff`; exits with Flux's codes.
 pub async fn run(what: What) -> ! {
-    let What::Kustomization(a) = what;
-    match diff(&a).await {
+    let outcome = match what {
+        What::Kustomization(a) => diff(&a).await,
+        What::Artifact(a) => match super::artifact::diff(a).await {
+            Ok(true) => {
+                super::failure("the remote artifact contents differs from the local one");
+                std::process::exit(1)
+            }
+            Ok(false) => {
+                super::success("no changes detected");
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        },
+    };
+    match outcome {
         Ok(false) => std::process::exit(0),
         Ok(true) => std::process::exit(1),
         Err(e) => {

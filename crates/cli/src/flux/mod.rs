@@ -2,6 +2,7 @@
 //! flags and output (`►` progress, `✔` success, `✗` failure, `◎` waiting, on stderr; tables
 //! on stdout).
 
+pub mod artifact;
 pub mod build;
 pub mod check;
 pub mod create;
