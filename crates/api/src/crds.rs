@@ -4,13 +4,17 @@
 pub const GIT_REPOSITORY: &str =
     include_str!("../crds/source.toolkit.fluxcd.io_gitrepositories.yaml");
 
+/// `ocirepositories.source.toolkit.fluxcd.io`.
+pub const OCI_REPOSITORY: &str =
+    include_str!("../crds/source.toolkit.fluxcd.io_ocirepositories.yaml");
+
 /// `kustomizations.kustomize.toolkit.fluxcd.io`.
 pub const KUSTOMIZATION: &str =
     include_str!("../crds/kustomize.toolkit.fluxcd.io_kustomizations.yaml");
 
 /// Every CRD, in install order.
 pub fn all() -> Vec<&'static str> {
-    vec![GIT_REPOSITORY, KUSTOMIZATION]
+    vec![GIT_REPOSITORY, OCI_REPOSITORY, KUSTOMIZATION]
 }
 
 /// The names (`<plural>.<group>`) of every CRD, in install order.
@@ -44,6 +48,7 @@ mod tests {
             super::names(),
             [
                 "gitrepositories.source.toolkit.fluxcd.io",
+                "ocirepositories.source.toolkit.fluxcd.io",
                 "kustomizations.kustomize.toolkit.fluxcd.io"
             ]
         );

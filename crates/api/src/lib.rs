@@ -6,9 +6,11 @@ pub mod crds;
 pub mod gitrepository;
 pub mod kustomization;
 pub mod meta;
+pub mod ocirepository;
 
 pub use gitrepository::{GitRepository, GitRepositorySpec, GitRepositoryStatus};
 pub use kustomization::{Kustomization, KustomizationSpec, KustomizationStatus};
+pub use ocirepository::{OCIRepository, OCIRepositorySpec, OCIRepositoryStatus};
 
 /// A toolkit object: `apiVersion`, `kind`, `metadata`, `spec` and an optional `status`.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]

@@ -168,3 +168,126 @@ fn the_types_read_every_field_of_the_documented_manifests() {
         );
     }
 }
+
+/// OCIRepositories as Flux's docs/spec/v1/ocirepositories.md and the public example
+/// repositories write them (v1 and the older v1beta2).
+const FLUX_OCI_REPOSITORIES: &str = r#"apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: podinfo, namespace: default}
+spec:
+  interval: 5m0s
+  url: oci://ghcr.io/stefanprodan/manifests/podinfo
+  ref:
+    tag: latest
+---
+apiVersion: source.toolkit.fluxcd.io/v1beta2
+kind: OCIRepository
+metadata: {name: kube-prometheus-stack, namespace: flux-system}
+spec:
+  interval: 10m
+  url: oci://ghcr.io/prometheus-community/charts/kube-prometheus-stack
+  ref:
+    semver: ">=66.0.0"
+  layerSelector:
+    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip
+    operation: copy
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: podinfo-signed, namespace: default}
+spec:
+  interval: 5m
+  url: oci://ghcr.io/stefanprodan/manifests/podinfo
+  ref:
+    semver: "6.x"
+    semverFilter: ".*-rc.*"
+  verify:
+    provider: cosign
+    matchOIDCIdentity:
+      - issuer: "^https://token.actions.githubusercontent.com$"
+        subject: "^https://github.com/stefanprodan/podinfo.*$"
+  ignore: |
+    # exclude all
+    /*
+    # include deploy dir
+    !/deploy
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: private, namespace: default}
+spec:
+  interval: 1h
+  timeout: 2m
+  url: oci://registry.example.com:5000/team/app
+  ref:
+    digest: "sha256:ff2d9b7fd58bdbc8e0a8ae0b2d3b5d6d9e0b0f0f5b8d7d2a7c53e8b8c9d0e1f2"
+  secretRef: {name: regcred}
+  certSecretRef: {name: registry-ca}
+  proxySecretRef: {name: proxy}
+  serviceAccountName: puller
+  insecure: true
+  provider: generic
+  suspend: true
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flux_documented_oci_repositories_are_accepted_unchanged() {
+    let server = common::start().await;
+    server.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &tidegate_api::crds::stream(),
+    );
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/ocirepositories.source.toolkit.fluxcd.io",
+    ]);
+    server.ok(&["create", "namespace", "flux-system"]);
+    let out = server.ok_stdin(&["apply", "-f", "-"], FLUX_OCI_REPOSITORIES);
+    assert_eq!(out.matches(" created").count(), 4, "{out}");
+    // Stored as v1 with Flux's defaults; readable as v1beta2 and by short name.
+    let stored = server.ok(&["get", "ocirepo", "podinfo", "-o", "json"]);
+    let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored["apiVersion"], "source.toolkit.fluxcd.io/v1");
+    assert_eq!(stored["spec"]["timeout"], "60s");
+    assert_eq!(stored["spec"]["provider"], "generic");
+    assert_eq!(stored["status"]["observedGeneration"], -1);
+    let beta = server.ok(&[
+        "get",
+        "ocirepositories.v1beta2.source.toolkit.fluxcd.io",
+        "-n",
+        "flux-system",
+        "kube-prometheus-stack",
+        "-o",
+        "jsonpath={.apiVersion} {.spec.layerSelector.operation}",
+    ]);
+    assert_eq!(beta, "source.toolkit.fluxcd.io/v1beta2 copy");
+    let table = server.ok(&["get", "ocirepositories"]);
+    assert!(table.starts_with("NAME"), "{table}");
+    for column in ["URL", "READY", "STATUS", "AGE"] {
+        assert!(table.lines().next().unwrap().contains(column), "{table}");
+    }
+    // What the schema rejects: a URL that is not oci://, an unknown layer operation.
+    let bad = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: bad, namespace: default}\nspec:\n  interval: 5m\n  url: https://ghcr.io/app\n";
+    let err = server.fails_stdin(&["apply", "-f", "-"], bad);
+    assert!(err.contains("spec.url"), "{err}");
+    let bad = bad.replace("https://", "oci://").replace(
+        "  interval: 5m\n",
+        "  interval: 5m\n  layerSelector: {operation: move}\n",
+    );
+    let err = server.fails_stdin(&["apply", "-f", "-"], &bad);
+    assert!(err.contains("spec.layerSelector.operation"), "{err}");
+}
+
+#[test]
+fn the_oci_repository_type_reads_every_documented_field() {
+    for doc in tidegate_core::yaml::parse_stream(FLUX_OCI_REPOSITORIES).unwrap() {
+        let typed: tidegate_api::OCIRepository = serde_json::from_value(doc.clone()).unwrap();
+        let back = serde_json::to_value(&typed.spec).unwrap();
+        assert_eq!(
+            back, doc["spec"],
+            "spec of {} round-trips",
+            doc["metadata"]["name"]
+        );
+    }
+}

@@ -14,5 +14,6 @@ pub mod kustomization;
 pub mod leader;
 pub mod metrics;
 pub mod shared;
+mod source;
 pub mod status;
 pub mod timing;

@@ -11,8 +11,8 @@ use tidegate_source::storage::Storage;
 use tidegate_source::tree::FileTree;
 use tidegate_source::verify::Keyring;
 
-use super::failure::{FETCH_FAILED, Failure, SOURCE_VERIFIED, STORAGE_FAILED};
 use super::reconcile::Included;
+use crate::source::failure::{FETCH_FAILED, Failure, SOURCE_VERIFIED, STORAGE_FAILED};
 
 /// What the blocking part produced.
 pub(super) enum Packed {

@@ -5,7 +5,6 @@
 //! artifact store and reports the artifact, conditions, events and metrics.
 
 mod artifact;
-mod failure;
 mod reconcile;
 
 use std::sync::Arc;
@@ -67,13 +66,7 @@ pub struct Context {
     versions: crate::fresh::Versions,
 }
 
-/// The reconciler's error: already reported in the status; carries the retry delay.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct ReconcileError {
-    message: String,
-    retry: Duration,
-}
+pub use crate::source::ReconcileError;
 
 /// Runs the GitRepository controller until `shutdown` resolves.
 pub async fn run(

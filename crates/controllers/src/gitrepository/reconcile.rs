@@ -1,326 +1,44 @@
 //! One GitRepository reconcile: storage check, credentials, includes, fetch, verification,
 //! packing, status, events. Messages and reasons are Flux's.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use tidegate_api::GitRepository;
-use tidegate_api::conditions::{self, READY, RECONCILING, STALLED};
+use tidegate_api::conditions;
 use tidegate_api::gitrepository::{GitRepositoryStatus, VerificationMode};
-use tidegate_api::meta::{Artifact, RECONCILE_REQUESTED_AT};
+use tidegate_api::meta::Artifact;
 use tidegate_source::extract::Limits;
 use tidegate_source::git::Auth;
 use tidegate_source::verify::Keyring;
 
-use super::{Context, ReconcileError};
-use crate::events::EventType;
-use crate::status::merge_diff;
-use crate::timing::jittered;
+use super::Context;
+use crate::source::failure::{
+    ARTIFACT_IN_STORAGE, FETCH_FAILED, Failure, INCLUDE_UNAVAILABLE, SOURCE_VERIFIED,
+    STORAGE_FAILED,
+};
+use crate::source::{Done, ReconcileError, Shared, secret_data};
 
 use super::artifact::{Fetch, Job, Packed, fetch_verified, pack, up_to_date};
-use super::failure::{
-    ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, FETCH_FAILED, Failure, INCLUDE_UNAVAILABLE, Retry,
-    SOURCE_VERIFIED, STORAGE_FAILED, SUMMARY,
-};
-
-/// A successful run: the revision stored, and the event to send for a new artifact.
-struct Done {
-    revision: String,
-    new_artifact_message: Option<String>,
-    verified: Option<String>,
-}
 
 pub(super) async fn reconcile(
     obj: &GitRepository,
     ctx: &Context,
 ) -> Result<Action, ReconcileError> {
-    let ns = obj.namespace().unwrap_or_default();
-    let name = obj.name_any();
-    let api: Api<GitRepository> = Api::namespaced(ctx.client.clone(), &ns);
-    let labels = crate::metrics::ObjectLabels::of(obj);
-    let fail = |message: String| ReconcileError {
-        message,
-        retry: ctx.backoff.failed(&format!("{ns}/{name}")),
+    let shared = Shared {
+        client: &ctx.client,
+        storage: &ctx.storage,
+        recorder: &ctx.recorder,
+        metrics: &ctx.metrics,
+        backoff: &ctx.backoff,
+        versions: &ctx.versions,
+        jitter_percent: ctx.options.jitter_percent,
     };
-
-    if obj.metadata.deletion_timestamp.is_some() {
-        return delete(obj, ctx, &api).await.map_err(fail);
-    }
-    crate::finalizer::add(&api, obj, &ctx.versions)
-        .await
-        .map_err(fail)?;
-    if crate::shared::check_suspended(obj, obj.spec.suspend, &ctx.metrics) {
-        return Ok(Action::await_change());
-    }
-
-    let generation = obj.metadata.generation;
-    let mut written = obj.status.clone().unwrap_or_default();
-    let mut st = written.clone();
-    if st.observed_generation != generation {
-        let message = format!(
-            "processing object: new generation {} -> {}",
-            st.observed_generation.unwrap_or(-1),
-            generation.unwrap_or(0)
-        );
-        progressing(&mut st, &message, generation);
-        patch_status(&api, &ctx.versions, &name, &written, &st)
-            .await
-            .map_err(fail)?;
-        written = st.clone();
-    }
-
-    let interval =
-        tidegate_core::duration::parse(&obj.spec.interval).unwrap_or(Duration::from_secs(60));
-    let had_failure = [FETCH_FAILED, INCLUDE_UNAVAILABLE, STORAGE_FAILED]
-        .iter()
-        .any(|c| conditions::is_true(&st.conditions, c));
-    let old_digest = st.artifact.as_ref().map(|a| a.digest.clone());
-    let outcome = steps(obj, ctx, &mut st).await;
-    let action;
-    let mut error = None;
-    match outcome {
-        Ok(done) => {
-            for c in [
-                FETCH_FAILED,
-                STORAGE_FAILED,
-                ARTIFACT_OUTDATED,
-                INCLUDE_UNAVAILABLE,
-                RECONCILING,
-                STALLED,
-            ] {
-                conditions::delete(&mut st.conditions, c);
-            }
-            let message = format!("stored artifact for revision '{}'", done.revision);
-            conditions::set(
-                &mut st.conditions,
-                ARTIFACT_IN_STORAGE,
-                true,
-                "Succeeded",
-                &message,
-                generation,
-            );
-            if let Some(v) = &done.verified {
-                conditions::set(
-                    &mut st.conditions,
-                    SOURCE_VERIFIED,
-                    true,
-                    "Succeeded",
-                    v,
-                    generation,
-                );
-                ctx.recorder
-                    .publish(obj, EventType::Normal, "Succeeded", v, &[])
-                    .await;
-            }
-            conditions::summarize(&mut st.conditions, SUMMARY, generation);
-            st.observed_generation = generation;
-            ctx.backoff.succeeded(&format!("{ns}/{name}"));
-            action = if interval.is_zero() {
-                // No periodic reconcile for a zero interval (only changes and requests).
-                Action::await_change()
-            } else {
-                Action::requeue(jittered(interval, ctx.options.jitter_percent))
-            };
-            let annotations = artifact_annotations(&st);
-            let new_digest = st.artifact.as_ref().map(|a| a.digest.clone());
-            if new_digest != old_digest {
-                let note = format!(
-                    "stored artifact for commit '{}'",
-                    done.new_artifact_message
-                        .as_deref()
-                        .unwrap_or(&done.revision)
-                );
-                tracing::info!(name, namespace = ns, revision = done.revision, "{note}");
-                ctx.recorder
-                    .publish(obj, EventType::Normal, "NewArtifact", &note, &annotations)
-                    .await;
-            } else if had_failure {
-                let note = format!("stored artifact for commit '{}'", done.revision);
-                ctx.recorder
-                    .publish(obj, EventType::Normal, "Succeeded", &note, &annotations)
-                    .await;
-            }
-        }
-        Err(f) => {
-            if f.condition == SOURCE_VERIFIED {
-                conditions::set(
-                    &mut st.conditions,
-                    SOURCE_VERIFIED,
-                    false,
-                    &f.reason,
-                    &f.message,
-                    generation,
-                );
-            } else {
-                conditions::set(
-                    &mut st.conditions,
-                    f.condition,
-                    true,
-                    &f.reason,
-                    &f.message,
-                    generation,
-                );
-            }
-            tracing::warn!(name, namespace = ns, reason = f.reason, "{}", f.message);
-            match f.retry {
-                Retry::Stall => {
-                    conditions::delete(&mut st.conditions, RECONCILING);
-                    conditions::set(
-                        &mut st.conditions,
-                        STALLED,
-                        true,
-                        &f.reason,
-                        &f.message,
-                        generation,
-                    );
-                    st.observed_generation = generation;
-                    action = Action::await_change();
-                }
-                Retry::Wait(d) => {
-                    conditions::delete(&mut st.conditions, STALLED);
-                    action = Action::requeue(d);
-                }
-                Retry::Backoff => {
-                    conditions::delete(&mut st.conditions, STALLED);
-                    let msg = conditions::get(&st.conditions, RECONCILING)
-                        .map(|c| c.message.clone())
-                        .unwrap_or_else(|| "reconciliation in progress".to_string());
-                    conditions::set(
-                        &mut st.conditions,
-                        RECONCILING,
-                        true,
-                        "ProgressingWithRetry",
-                        &msg,
-                        generation,
-                    );
-                    error = Some(f.message.clone());
-                    action = Action::requeue(Duration::ZERO);
-                }
-            }
-            conditions::summarize(&mut st.conditions, SUMMARY, generation);
-            if f.condition == SOURCE_VERIFIED {
-                // A failed verification forces Ready=False with its reason (Flux's bipolarity).
-                conditions::set(
-                    &mut st.conditions,
-                    READY,
-                    false,
-                    &f.reason,
-                    &f.message,
-                    generation,
-                );
-            }
-            let kind = if matches!(f.retry, Retry::Wait(_)) {
-                EventType::Normal
-            } else {
-                EventType::Warning
-            };
-            ctx.recorder
-                .publish(obj, kind, &f.reason, &f.message, &[])
-                .await;
-        }
-    }
-    if let Some(at) = obj.annotations().get(RECONCILE_REQUESTED_AT) {
-        st.last_handled_reconcile_at = Some(at.clone());
-    }
-    patch_status(&api, &ctx.versions, &name, &written, &st)
-        .await
-        .map_err(fail)?;
-    for c in &st.conditions {
-        if c.type_ == READY || c.type_ == RECONCILING || c.type_ == STALLED {
-            ctx.metrics.record_condition(&labels, &c.type_, &c.status);
-        }
-    }
-    match error {
-        Some(message) => Err(fail(message)),
-        None => Ok(action),
-    }
-}
-
-fn progressing(st: &mut GitRepositoryStatus, message: &str, generation: Option<i64>) {
-    conditions::set(
-        &mut st.conditions,
-        RECONCILING,
-        true,
-        "Progressing",
-        message,
-        generation,
-    );
-    let ready_unknown =
-        conditions::get(&st.conditions, READY).is_none_or(|c| c.status == "Unknown");
-    if ready_unknown {
-        conditions::set_status(
-            &mut st.conditions,
-            READY,
-            "Unknown",
-            "Progressing",
-            message,
-            generation,
-        );
-    }
-}
-
-fn artifact_annotations(st: &GitRepositoryStatus) -> Vec<(&'static str, String)> {
-    match &st.artifact {
-        Some(a) => vec![
-            ("source.toolkit.fluxcd.io/revision", a.revision.clone()),
-            ("source.toolkit.fluxcd.io/digest", a.digest.clone()),
-        ],
-        None => Vec::new(),
-    }
-}
-
-async fn patch_status(
-    api: &Api<GitRepository>,
-    versions: &crate::fresh::Versions,
-    name: &str,
-    old: &GitRepositoryStatus,
-    new: &GitRepositoryStatus,
-) -> Result<(), String> {
-    let to_json = |s: &GitRepositoryStatus| serde_json::to_value(s).unwrap_or_default();
-    let Some(diff) = merge_diff(&to_json(old), &to_json(new)) else {
-        return Ok(());
-    };
-    let patch = serde_json::json!({ "status": diff });
-    let stored = api
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|e| format!("patching status: {e}"))?;
-    versions.record(&stored);
-    Ok(())
-}
-
-async fn delete(
-    obj: &GitRepository,
-    ctx: &Context,
-    api: &Api<GitRepository>,
-) -> Result<Action, String> {
-    if !crate::finalizer::has(obj) {
-        return Ok(Action::await_change());
-    }
-    let ns = obj.namespace().unwrap_or_default();
-    let storage = ctx.storage.clone();
-    let (n, nm) = (ns.clone(), obj.name_any());
-    let removed = tokio::task::spawn_blocking(move || storage.remove_all("GitRepository", &n, &nm))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("garbage collection for deleted resource failed: {e}"))?;
-    if removed {
-        tracing::info!(
-            name = obj.name_any(),
-            namespace = ns,
-            "garbage collected artifacts for deleted resource"
-        );
-    }
-    crate::finalizer::remove(api, obj).await?;
-    ctx.versions.forget(obj);
-    Ok(Action::await_change())
+    crate::source::reconcile(obj, &shared, async |st| steps(obj, ctx, st).await).await
 }
 
 /// Everything from the storage check to the new artifact.
@@ -331,13 +49,11 @@ async fn steps(
 ) -> Result<Done, Failure> {
     let ns = obj.namespace().unwrap_or_default();
     let name = obj.name_any();
-    let generation = obj.metadata.generation;
-    check_storage(obj, ctx, st, generation).await;
     unsupported(obj, &ctx.options)?;
 
     let secret = match &obj.spec.secret_ref {
         Some(r) => Some(
-            secret_data(ctx, &ns, &r.name)
+            secret_data(&ctx.client, &ns, &r.name)
                 .await
                 .map_err(|m| Failure::new(FETCH_FAILED, "AuthenticationFailed", m))?,
         ),
@@ -357,7 +73,7 @@ async fn steps(
     let keyring =
         match &verify {
             Some(v) => {
-                let data = secret_data(ctx, &ns, &v.secret_ref.name)
+                let data = secret_data(&ctx.client, &ns, &v.secret_ref.name)
                     .await
                     .map_err(|m| {
                         Failure::new(
@@ -453,11 +169,7 @@ async fn steps(
             if let Some(a) = st.artifact.as_mut() {
                 a.url = ctx.storage.url(&a.path);
             }
-            Ok(Done {
-                revision,
-                new_artifact_message: None,
-                verified: None,
-            })
+            Ok(done(revision, None, None))
         }
         Packed::Stored {
             revision,
@@ -477,103 +189,28 @@ async fn steps(
             if let Some(a) = st.artifact.as_mut() {
                 a.url = ctx.storage.url(&a.path);
             }
-            Ok(Done {
-                revision,
-                new_artifact_message: message,
-                verified,
-            })
+            Ok(done(revision, message, verified))
         }
+    }
+}
+
+/// Flux's messages for a stored Git artifact: Ready names the revision, the event the
+/// commit's subject.
+fn done(revision: String, subject: Option<String>, verified: Option<String>) -> Done {
+    Done {
+        ready_message: format!("stored artifact for revision '{revision}'"),
+        new_artifact_message: format!(
+            "stored artifact for commit '{}'",
+            subject.as_deref().unwrap_or(&revision)
+        ),
+        revision,
+        verified,
     }
 }
 
 /// `spec.timeout` (default 60s).
 pub(super) fn spec_timeout(obj: &GitRepository) -> Duration {
     tidegate_core::duration::parse(obj.spec.timeout()).unwrap_or(Duration::from_secs(60))
-}
-
-/// Drops a status artifact whose file is gone or altered; collects old artifacts.
-async fn check_storage(
-    obj: &GitRepository,
-    ctx: &Context,
-    st: &mut GitRepositoryStatus,
-    generation: Option<i64>,
-) {
-    let Some(a) = st.artifact.clone() else { return };
-    let storage = ctx.storage.clone();
-    let (path, digest) = (a.path.clone(), a.digest.clone());
-    // Some(true): present and intact; Some(false): altered (and removed); None: missing.
-    let state = tokio::task::spawn_blocking(move || {
-        let _ = storage.garbage_collect(&path);
-        if !storage.exists(&path) {
-            return None;
-        }
-        let intact = storage.verify(&path, &digest).unwrap_or(false);
-        if !intact && let Ok(file) = storage.local_path(&path) {
-            let _ = std::fs::remove_file(file);
-        }
-        Some(intact)
-    })
-    .await
-    .unwrap_or(None);
-    if state == Some(true) {
-        // As Flux does: the URL follows the storage's current address (a restarted artifact
-        // server may listen elsewhere).
-        let url = ctx.storage.url(&a.path);
-        if let Some(artifact) = st.artifact.as_mut()
-            && artifact.url != url
-        {
-            artifact.url = url;
-        }
-        return;
-    }
-    if state == Some(false) {
-        let message = format!(
-            "failed to verify integrity of artifact: computed digest doesn't match '{}'",
-            a.digest
-        );
-        ctx.recorder
-            .publish(
-                obj,
-                EventType::Warning,
-                "ArtifactVerificationFailed",
-                &message,
-                &[],
-            )
-            .await;
-    }
-    st.artifact = None;
-    conditions::delete(&mut st.conditions, ARTIFACT_IN_STORAGE);
-    let message = if state.is_none() {
-        "building artifact: disappeared from storage"
-    } else {
-        "building artifact"
-    };
-    progressing(st, message, generation);
-}
-
-async fn secret_data(
-    ctx: &Context,
-    ns: &str,
-    name: &str,
-) -> Result<BTreeMap<String, Vec<u8>>, String> {
-    let api: Api<Secret> = Api::namespaced(ctx.client.clone(), ns);
-    let secret = api.get(name).await.map_err(|e| {
-        let detail = match &e {
-            kube::Error::Api(s) => s.message.clone(),
-            other => other.to_string(),
-        };
-        format!("failed to get secret '{ns}/{name}': {detail}")
-    })?;
-    let mut data: BTreeMap<String, Vec<u8>> = secret
-        .data
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k, v.0))
-        .collect();
-    for (k, v) in secret.string_data.unwrap_or_default() {
-        data.insert(k, v.into_bytes());
-    }
-    Ok(data)
 }
 
 /// An included repository's artifact, extracted.

@@ -1,18 +1,18 @@
-//! How a GitRepository reconcile step fails: the condition it sets and how to go on.
+//! How a source reconcile step fails: the condition it sets and how to go on.
 
 use std::time::Duration;
 
 use tidegate_api::conditions::{Polarity, RECONCILING, STALLED};
 
-pub(super) const ARTIFACT_IN_STORAGE: &str = "ArtifactInStorage";
-pub(super) const FETCH_FAILED: &str = "FetchFailed";
-pub(super) const STORAGE_FAILED: &str = "StorageOperationFailed";
-pub(super) const INCLUDE_UNAVAILABLE: &str = "IncludeUnavailable";
-pub(super) const ARTIFACT_OUTDATED: &str = "ArtifactOutdated";
-pub(super) const SOURCE_VERIFIED: &str = "SourceVerified";
+pub(crate) const ARTIFACT_IN_STORAGE: &str = "ArtifactInStorage";
+pub(crate) const FETCH_FAILED: &str = "FetchFailed";
+pub(crate) const STORAGE_FAILED: &str = "StorageOperationFailed";
+pub(crate) const INCLUDE_UNAVAILABLE: &str = "IncludeUnavailable";
+pub(crate) const ARTIFACT_OUTDATED: &str = "ArtifactOutdated";
+pub(crate) const SOURCE_VERIFIED: &str = "SourceVerified";
 
 /// Flux's summary order for Ready.
-pub(super) const SUMMARY: &[(&str, Polarity)] = &[
+pub(crate) const SUMMARY: &[(&str, Polarity)] = &[
     (STORAGE_FAILED, Polarity::Negative),
     (FETCH_FAILED, Polarity::Negative),
     (INCLUDE_UNAVAILABLE, Polarity::Negative),
@@ -24,7 +24,7 @@ pub(super) const SUMMARY: &[(&str, Polarity)] = &[
 ];
 
 /// How a failed step ends the reconcile.
-pub(super) enum Retry {
+pub(crate) enum Retry {
     /// Retry with backoff.
     Backoff,
     /// Needs a spec change: Stalled, no retry.
@@ -34,15 +34,15 @@ pub(super) enum Retry {
 }
 
 /// A failed step: the condition it sets and how to go on.
-pub(super) struct Failure {
-    pub(super) condition: &'static str,
-    pub(super) reason: String,
-    pub(super) message: String,
-    pub(super) retry: Retry,
+pub(crate) struct Failure {
+    pub(crate) condition: &'static str,
+    pub(crate) reason: String,
+    pub(crate) message: String,
+    pub(crate) retry: Retry,
 }
 
 impl Failure {
-    pub(super) fn new(condition: &'static str, reason: &str, message: String) -> Self {
+    pub(crate) fn new(condition: &'static str, reason: &str, message: String) -> Self {
         Failure {
             condition,
             reason: reason.to_string(),
@@ -50,11 +50,11 @@ impl Failure {
             retry: Retry::Backoff,
         }
     }
-    pub(super) fn stall(mut self) -> Self {
+    pub(crate) fn stall(mut self) -> Self {
         self.retry = Retry::Stall;
         self
     }
-    pub(super) fn wait(mut self, d: Duration) -> Self {
+    pub(crate) fn wait(mut self, d: Duration) -> Self {
         self.retry = Retry::Wait(d);
         self
     }
