@@ -262,6 +262,15 @@ async fn flux_documented_oci_repositories_are_accepted_unchanged() {
         "jsonpath={.apiVersion} {.spec.layerSelector.operation}",
     ]);
     assert_eq!(beta, "source.toolkit.fluxcd.io/v1beta2 copy");
+    // Written as v1beta2, patched as v1 (kubectl and controllers speak the preferred version).
+    server.ok(&[
+        "annotate",
+        "-n",
+        "flux-system",
+        "ocirepository",
+        "kube-prometheus-stack",
+        "reconcile.fluxcd.io/requestedAt=now",
+    ]);
     let table = server.ok(&["get", "ocirepositories"]);
     assert!(table.starts_with("NAME"), "{table}");
     for column in ["URL", "READY", "STATUS", "AGE"] {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
-use tidegate_controllers::{gitrepository, kustomization, leader};
+use tidegate_controllers::{gitrepository, kustomization, leader, ocirepository};
 use tidegate_source::storage::{Retention, Storage};
 
 use crate::cluster::ClusterArgs;
@@ -275,6 +275,13 @@ impl Set {
         let mut tasks = Vec::new();
         if self.components.iter().any(|c| c == SOURCE) {
             tasks.push(tokio::spawn(gitrepository::run(
+                self.client.clone(),
+                self.storage.clone(),
+                self.metrics.clone(),
+                self.source.clone(),
+                stop(),
+            )));
+            tasks.push(tokio::spawn(ocirepository::run(
                 self.client.clone(),
                 self.storage.clone(),
                 self.metrics.clone(),

@@ -1,6 +1,7 @@
 //! `tidegate push/pull/tag/list/diff artifact` against Debian's docker-registry on loopback
 //! (plain, htpasswd basic auth, TLS with a test CA), cross-checked with skopeo.
 
+#[path = "../../source/tests/registry_support/mod.rs"]
 mod registry_support;
 
 use std::path::Path;

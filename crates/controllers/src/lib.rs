@@ -2,6 +2,7 @@
 //! so what runs against the embedded API server runs against any Kubernetes.
 //!
 //! - [`gitrepository`]: `source.toolkit.fluxcd.io/v1` GitRepository (Flux's source-controller);
+//! - [`ocirepository`]: `source.toolkit.fluxcd.io/v1` OCIRepository (source-controller);
 //! - [`kustomization`]: `kustomize.toolkit.fluxcd.io/v1` Kustomization (Flux's
 //!   kustomize-controller);
 //! - [`events`], [`metrics`], [`status`], [`timing`], [`fresh`]: what every reconciler shares.
@@ -13,6 +14,7 @@ pub mod gitrepository;
 pub mod kustomization;
 pub mod leader;
 pub mod metrics;
+pub mod ocirepository;
 pub mod shared;
 mod source;
 pub mod status;

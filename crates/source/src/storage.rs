@@ -105,6 +105,30 @@ impl Storage {
         Ok(written)
     }
 
+    /// Points `<dir of path>/<link>` at the artifact `path` (a relative symbolic link, replaced
+    /// atomically) and returns the link's URL, as Flux's `latest.tar.gz`.
+    pub fn symlink(&self, path: &str, link: &str) -> io::Result<String> {
+        let dest = self.local_path(path)?;
+        let dir = dest
+            .parent()
+            .ok_or_else(|| io::Error::other("artifact path has no directory"))?;
+        let target = dest
+            .file_name()
+            .ok_or_else(|| io::Error::other("artifact path has no file name"))?;
+        let tmp = dir.join(format!(".tmp-link-{}", std::process::id()));
+        let _ = fs::remove_file(&tmp);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(target, &tmp)?;
+        #[cfg(not(unix))]
+        fs::copy(&dest, &tmp)?;
+        fs::rename(&tmp, dir.join(link))?;
+        let link_path = match path.rsplit_once('/') {
+            Some((d, _)) => format!("{d}/{link}"),
+            None => link.to_string(),
+        };
+        Ok(self.url(&link_path))
+    }
+
     /// Whether the artifact file exists and its bytes have `digest` (`sha256:<hex>`).
     pub fn verify(&self, path: &str, digest: &str) -> io::Result<bool> {
         let file = match fs::File::open(self.local_path(path)?) {

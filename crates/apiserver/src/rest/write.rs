@@ -486,8 +486,19 @@ pub fn upsert(
     // events.k8s.io Events are decided in their own form and stored in the core one.
     let events_v1 = crate::event_versions::is_events_v1(&req.res);
     let decide = |cur: Option<&Arc<Value>>| -> ApiResult<(Change, Option<Value>)> {
+        let want = req.res.api_version();
         let shown = match cur {
             Some(c) if events_v1 => Some(Arc::new(crate::event_versions::to_events_v1(c))),
+            // Stored as written in another version of the same kind (a custom resource with
+            // conversion `None`): seen in the request's version, as reads show it, so patches
+            // and updates apply to the object in the version the client speaks.
+            Some(c) if c.get("apiVersion").and_then(Value::as_str) != Some(want.as_str()) => {
+                let mut shown = (**c).clone();
+                if let Some(m) = shown.as_object_mut() {
+                    m.insert("apiVersion".into(), Value::String(want.clone()));
+                }
+                Some(Arc::new(shown))
+            }
             other => other.cloned(),
         };
         let (change, last) = match (shown.as_ref(), &create) {

@@ -21,7 +21,7 @@ use crate::source::failure::{
     ARTIFACT_IN_STORAGE, FETCH_FAILED, Failure, INCLUDE_UNAVAILABLE, SOURCE_VERIFIED,
     STORAGE_FAILED,
 };
-use crate::source::{Done, ReconcileError, Shared, secret_data};
+use crate::source::{Done, ReconcileError, secret_data};
 
 use super::artifact::{Fetch, Job, Packed, fetch_verified, pack, up_to_date};
 
@@ -29,16 +29,7 @@ pub(super) async fn reconcile(
     obj: &GitRepository,
     ctx: &Context,
 ) -> Result<Action, ReconcileError> {
-    let shared = Shared {
-        client: &ctx.client,
-        storage: &ctx.storage,
-        recorder: &ctx.recorder,
-        metrics: &ctx.metrics,
-        backoff: &ctx.backoff,
-        versions: &ctx.versions,
-        jitter_percent: ctx.options.jitter_percent,
-    };
-    crate::source::reconcile(obj, &shared, async |st| steps(obj, ctx, st).await).await
+    crate::source::reconcile(obj, &ctx.shared(), async |st| steps(obj, ctx, st).await).await
 }
 
 /// Everything from the storage check to the new artifact.

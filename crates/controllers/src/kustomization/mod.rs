@@ -22,7 +22,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
-use tidegate_api::{GitRepository, Kustomization};
+use tidegate_api::{GitRepository, Kustomization, OCIRepository};
 use tidegate_apply::{AppliedState, ManagerOptions, ResourceManager};
 
 use crate::events::Recorder;
@@ -82,6 +82,7 @@ pub struct Context {
     /// Artifact downloads, shared by the Kustomizations of one artifact.
     fetcher: tidegate_source::fetch::Fetcher,
     sources: Store<GitRepository>,
+    oci_sources: Store<OCIRepository>,
     kustomizations: Store<Kustomization>,
     /// What each Kustomization applied last (desired hash and resourceVersion per object):
     /// the no-op path, which needs no request for objects nobody touched.
@@ -122,17 +123,24 @@ pub async fn run(
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let (kapi, gapi): (Api<Kustomization>, Api<GitRepository>) = match &options.namespace {
-        Some(ns) => (
-            Api::namespaced(client.clone(), ns),
-            Api::namespaced(client.clone(), ns),
-        ),
-        None => (Api::all(client.clone()), Api::all(client.clone())),
-    };
+    let (kapi, gapi, oapi): (Api<Kustomization>, Api<GitRepository>, Api<OCIRepository>) =
+        match &options.namespace {
+            Some(ns) => (
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced(client.clone(), ns),
+            ),
+            None => (
+                Api::all(client.clone()),
+                Api::all(client.clone()),
+                Api::all(client.clone()),
+            ),
+        };
     let concurrency = options.concurrent.max(1);
     let options_selector = options.watch_label_selector.clone();
     let (kreader, kwriter) = reflector::store();
     let (greader, gwriter) = reflector::store();
+    let (oreader, owriter) = reflector::store();
     let manager = ResourceManager::new(
         client.clone(),
         ManagerOptions {
@@ -158,6 +166,7 @@ pub async fn run(
             tidegate_source::extract::Limits::default().max_size,
         ),
         sources: greader.clone(),
+        oci_sources: oreader.clone(),
         kustomizations: kreader.clone(),
         applied: Mutex::default(),
         builds: Mutex::default(),
@@ -166,19 +175,33 @@ pub async fn run(
         versions: crate::fresh::Versions::default(),
     });
 
-    // GitRepositories: a new artifact wakes the Kustomizations built from it.
-    let sources = triggers::SourceTracker::new(kreader.clone(), tx.clone());
+    // Sources: a new artifact wakes the Kustomizations built from it.
+    let sources = Arc::new(triggers::SourceTracker::new(kreader.clone(), tx.clone()));
+    let git_sources = sources.clone();
     let source_stream = reflector::reflector(gwriter, watcher(gapi, watcher::Config::default()))
         .applied_objects()
         .for_each(move |res| {
             if let Ok(repo) = res {
-                sources.observe(&repo);
+                git_sources.observe(&repo);
             }
             futures::future::ready(())
         });
     let source_task = tokio::spawn(source_stream);
+    let oci_stream = reflector::reflector(owriter, watcher(oapi, watcher::Config::default()))
+        .applied_objects()
+        .for_each(move |res| {
+            if let Ok(repo) = res {
+                sources.observe_oci(&repo);
+            }
+            futures::future::ready(())
+        });
+    let oci_task = tokio::spawn(oci_stream);
     if greader.wait_until_ready().await.is_err() {
         tracing::error!("the GitRepository watch stopped before it synced");
+        return;
+    }
+    if oreader.wait_until_ready().await.is_err() {
+        tracing::error!("the OCIRepository watch stopped before it synced");
         return;
     }
 
@@ -212,6 +235,7 @@ pub async fn run(
         })
         .await;
     source_task.abort();
+    oci_task.abort();
 }
 
 async fn reconcile_one(

@@ -356,21 +356,36 @@ fn source_artifact(obj: &Kustomization, ctx: &Context) -> Result<Artifact, Failu
             ),
         ));
     }
-    if kind != "GitRepository" {
-        return Err(Failure::new(
-            ARTIFACT_FAILED,
-            format!("source `{name}` kind '{kind}' not supported"),
-        ));
-    }
-    let Some(repo) = ctx.sources.get(&StoreRef::new(&name).within(&namespace)) else {
+    let artifact = match kind.as_str() {
+        "GitRepository" => ctx
+            .sources
+            .get(&StoreRef::new(&name).within(&namespace))
+            .map(|r| r.status.as_ref().and_then(|s| s.artifact.clone())),
+        "OCIRepository" => ctx
+            .oci_sources
+            .get(&StoreRef::new(&name).within(&namespace))
+            .map(|r| r.status.as_ref().and_then(|s| s.artifact.clone())),
+        _ => {
+            return Err(Failure::new(
+                ARTIFACT_FAILED,
+                format!("source `{name}` kind '{kind}' not supported"),
+            ));
+        }
+    };
+    let Some(artifact) = artifact else {
+        let plural = if kind == "OCIRepository" {
+            "ocirepositories"
+        } else {
+            "gitrepositories"
+        };
         return Err(Failure::new(
             ARTIFACT_FAILED,
             format!(
-                "unable to get source '{namespace}/{name}': gitrepositories.source.toolkit.fluxcd.io \"{name}\" not found"
+                "unable to get source '{namespace}/{name}': {plural}.source.toolkit.fluxcd.io \"{name}\" not found"
             ),
         ));
     };
-    match repo.status.as_ref().and_then(|s| s.artifact.clone()) {
+    match artifact {
         Some(a) => Ok(a),
         None => Err(Failure {
             reason: ARTIFACT_FAILED,

@@ -9,7 +9,7 @@ use futures::channel::mpsc::UnboundedSender;
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tidegate_api::conditions::{self, READY};
-use tidegate_api::{GitRepository, Kustomization};
+use tidegate_api::{GitRepository, Kustomization, OCIRepository};
 
 /// The source a Kustomization reads: kind, namespace, name.
 pub(super) fn source_of(k: &Kustomization) -> (String, String, String) {
@@ -22,11 +22,11 @@ pub(super) fn source_of(k: &Kustomization) -> (String, String, String) {
     (r.kind.clone(), namespace, r.name.clone())
 }
 
-/// Wakes the Kustomizations of a GitRepository whose artifact changed.
+/// Wakes the Kustomizations of a source (GitRepository, OCIRepository) whose artifact changed.
 pub(super) struct SourceTracker {
     kustomizations: Store<Kustomization>,
     tx: UnboundedSender<ObjectRef<Kustomization>>,
-    seen: Mutex<HashMap<(String, String), String>>,
+    seen: Mutex<HashMap<(String, String, String), String>>,
 }
 
 impl SourceTracker {
@@ -43,27 +43,43 @@ impl SourceTracker {
 
     /// Called for every watch event of a GitRepository.
     pub(super) fn observe(&self, repo: &GitRepository) {
+        let artifact = repo.status.as_ref().and_then(|s| s.artifact.as_ref());
+        self.observe_source("GitRepository", repo, artifact);
+    }
+
+    /// Called for every watch event of an OCIRepository.
+    pub(super) fn observe_oci(&self, repo: &OCIRepository) {
+        let artifact = repo.status.as_ref().and_then(|s| s.artifact.as_ref());
+        self.observe_source("OCIRepository", repo, artifact);
+    }
+
+    fn observe_source<K: kube::Resource>(
+        &self,
+        kind: &str,
+        repo: &K,
+        artifact: Option<&tidegate_api::meta::Artifact>,
+    ) {
         let namespace = repo.namespace().unwrap_or_default();
         let name = repo.name_any();
-        let digest = repo
-            .status
-            .as_ref()
-            .and_then(|s| s.artifact.as_ref())
+        let digest = artifact
             .map(|a| format!("{}|{}|{}", a.revision, a.digest, a.url))
             .unwrap_or_default();
         let changed = {
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-            let old = seen.insert((namespace.clone(), name.clone()), digest.clone());
+            let old = seen.insert(
+                (kind.to_string(), namespace.clone(), name.clone()),
+                digest.clone(),
+            );
             old.as_deref() != Some(digest.as_str())
         };
-        // The first sight of a repository (at start) wakes nobody: every Kustomization is
+        // The first sight of a source (at start) wakes nobody: every Kustomization is
         // reconciled at start anyway.
         if !changed || digest.is_empty() {
             return;
         }
         for k in self.kustomizations.state() {
-            let (kind, ns, n) = source_of(&k);
-            if kind == "GitRepository" && ns == namespace && n == name {
+            let (k_kind, ns, n) = source_of(&k);
+            if k_kind == kind && ns == namespace && n == name {
                 let _ = self.tx.unbounded_send(ObjectRef::from_obj(k.as_ref()));
             }
         }

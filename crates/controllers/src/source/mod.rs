@@ -78,6 +78,111 @@ pub(crate) trait Source:
     fn interval(&self) -> &str;
 }
 
+/// A kind's reconcile of one (fresh) object.
+pub(crate) type KindReconcile<K> =
+    fn(Arc<K>, Arc<Context>) -> futures::future::BoxFuture<'static, Result<Action, ReconcileError>>;
+
+/// The state every source reconciler shares (one per kind's controller).
+pub struct Context {
+    pub(crate) client: Client,
+    pub(crate) storage: Arc<Storage>,
+    pub(crate) recorder: Recorder,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) backoff: Backoff,
+    pub(crate) options: crate::gitrepository::Options,
+    pub(crate) http: reqwest::Client,
+    /// The newest resourceVersion of each object written or read (read-your-writes).
+    pub(crate) versions: crate::fresh::Versions,
+}
+
+impl Context {
+    /// What [`reconcile`] needs of the context.
+    pub(crate) fn shared(&self) -> Shared<'_> {
+        Shared {
+            client: &self.client,
+            storage: &self.storage,
+            recorder: &self.recorder,
+            metrics: &self.metrics,
+            backoff: &self.backoff,
+            versions: &self.versions,
+            jitter_percent: self.options.jitter_percent,
+        }
+    }
+}
+
+/// Runs the controller of source kind `K` until `shutdown` resolves: a watch (filtered by the
+/// sharding label selector) that triggers on what Flux triggers on (a new generation, a
+/// changed `requestedAt`, a deletion; never our own status writes), `--concurrent`
+/// reconciles of `reconcile_kind` on a fresh copy of the object, backoff on failure.
+pub(crate) async fn run<K: Source>(
+    client: Client,
+    storage: Arc<Storage>,
+    metrics: Arc<Metrics>,
+    options: crate::gitrepository::Options,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+    reconcile_kind: KindReconcile<K>,
+) {
+    use futures::StreamExt;
+    use kube::runtime::controller::Controller;
+    use kube::runtime::{WatchStreamExt, reflector, watcher};
+    let api: Api<K> = match &options.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let concurrency = options.concurrent.max(1);
+    let watch = crate::shared::watch_config(&options.watch_label_selector);
+    let ctx = Arc::new(Context {
+        recorder: Recorder::new(client.clone(), "source-controller"),
+        client,
+        storage,
+        metrics,
+        backoff: Backoff::default(),
+        options,
+        http: tidegate_source::tls::http_client(),
+        versions: crate::fresh::Versions::default(),
+    });
+    let (reader, writer) = reflector::store();
+    let trigger = reflector::reflector(writer, watcher(api, watch))
+        .applied_objects()
+        .predicate_filter(
+            crate::shared::trigger_hash,
+            kube::runtime::PredicateConfig::default(),
+        );
+    Controller::for_stream(trigger, reader)
+        .with_config(kube::runtime::controller::Config::default().concurrency(concurrency))
+        .graceful_shutdown_on(shutdown)
+        .run(
+            move |obj: Arc<K>, ctx: Arc<Context>| async move {
+                let ns = obj.namespace().unwrap_or_default();
+                let api: Api<K> = Api::namespaced(ctx.client.clone(), &ns);
+                let obj = match ctx.versions.fresh(&api, obj.clone()).await {
+                    Ok(Some(fresh)) => fresh,
+                    Ok(None) => return Ok(Action::await_change()),
+                    Err(message) => {
+                        return Err(ReconcileError {
+                            retry: ctx.backoff.failed(&format!("{ns}/{}", obj.name_any())),
+                            message,
+                        });
+                    }
+                };
+                crate::shared::timed(
+                    obj.as_ref(),
+                    &ctx.metrics,
+                    reconcile_kind(obj.clone(), ctx.clone()),
+                )
+                .await
+            },
+            |_obj: Arc<K>, err: &ReconcileError, _ctx: Arc<Context>| Action::requeue(err.retry),
+            ctx,
+        )
+        .for_each(|res| async move {
+            if let Err(e) = res {
+                tracing::debug!(kind = K::KIND, error = %e, "source controller");
+            }
+        })
+        .await;
+}
+
 /// What a source reconciler's context offers the shared code.
 pub(crate) struct Shared<'a> {
     pub client: &'a Client,
@@ -470,6 +575,22 @@ source_status!(tidegate_api::gitrepository::GitRepositoryStatus);
 impl Source for tidegate_api::GitRepository {
     type Status = tidegate_api::GitRepositoryStatus;
     const KIND: &'static str = "GitRepository";
+    fn status(&self) -> Option<&Self::Status> {
+        self.status.as_ref()
+    }
+    fn suspended(&self) -> bool {
+        self.spec.suspend
+    }
+    fn interval(&self) -> &str {
+        &self.spec.interval
+    }
+}
+
+source_status!(tidegate_api::ocirepository::OCIRepositoryStatus);
+
+impl Source for tidegate_api::OCIRepository {
+    type Status = tidegate_api::OCIRepositoryStatus;
+    const KIND: &'static str = "OCIRepository";
     fn status(&self) -> Option<&Self::Status> {
         self.status.as_ref()
     }

@@ -1,0 +1,488 @@
+//! One OCIRepository reconcile: credentials and TLS from Secrets, the `ref` resolved to a
+//! revision, the manifest and layer pulled, the artifact stored. Messages and reasons are
+//! Flux's.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::time::Duration;
+
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use tidegate_api::OCIRepository;
+use tidegate_api::conditions;
+use tidegate_api::meta::Artifact;
+use tidegate_api::ocirepository::OCIRepositoryStatus;
+use tidegate_source::extract::Limits;
+use tidegate_source::oci::select::{Wanted, select_semver};
+use tidegate_source::oci::{self, Credentials, Registry, Repository};
+use tidegate_source::storage::Storage;
+use tidegate_source::tree::{FileTree, NoBlobs};
+
+use crate::source::Context;
+use crate::source::failure::{
+    ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, FETCH_FAILED, Failure, SOURCE_VERIFIED, STORAGE_FAILED,
+};
+use crate::source::{Done, ReconcileError, progressing, secret};
+
+const PULL_FAILED: &str = "OCIArtifactPullFailed";
+const LAYER_FAILED: &str = "OCIArtifactLayerOperationFailed";
+
+pub(super) async fn reconcile(
+    obj: &OCIRepository,
+    ctx: &Context,
+) -> Result<Action, ReconcileError> {
+    crate::source::reconcile(obj, &ctx.shared(), async |st| steps(obj, ctx, st).await).await
+}
+
+/// `spec.timeout` (default 60s).
+fn spec_timeout(obj: &OCIRepository) -> Duration {
+    tidegate_core::duration::parse(obj.spec.timeout()).unwrap_or(Duration::from_secs(60))
+}
+
+fn done(revision: String, url: &str, annotations: &BTreeMap<String, String>) -> Done {
+    let mut event = format!("stored artifact with revision '{revision}' from '{url}'");
+    let origin = |k: &str| annotations.get(k).filter(|v| !v.is_empty());
+    if let (Some(src), Some(rev)) = (
+        origin("org.opencontainers.image.source"),
+        origin("org.opencontainers.image.revision"),
+    ) {
+        event.push_str(&format!(", origin source '{src}', origin revision '{rev}'"));
+    }
+    Done {
+        ready_message: format!("stored artifact for digest '{revision}'"),
+        new_artifact_message: event,
+        revision,
+        verified: None,
+    }
+}
+
+/// Everything after the storage check: configuration, resolution, pull, store.
+async fn steps(
+    obj: &OCIRepository,
+    ctx: &Context,
+    st: &mut OCIRepositoryStatus,
+) -> Result<Done, Failure> {
+    let spec = &obj.spec;
+    let ns = obj.namespace().unwrap_or_default();
+    let name = obj.name_any();
+    let generation = obj.metadata.generation;
+    let url = spec.url.as_str();
+    let repo = oci::parse_repository_url(url).map_err(|e| {
+        Failure::new(
+            FETCH_FAILED,
+            "URLInvalid",
+            format!("URL validation failed for '{url}': {e}"),
+        )
+        .stall()
+    })?;
+    unsupported(obj)?;
+    if spec.verify.is_none() {
+        conditions::delete(&mut st.conditions, SOURCE_VERIFIED);
+    }
+    let options = registry_options(obj, ctx, &repo).await?;
+    let timeout = spec_timeout(obj);
+    let within =
+        |what: &'static str| move |_| format!("{what}: timeout after {}", obj.spec.timeout());
+
+    // Which manifest: digest > semver > tag (default `latest`).
+    let media_type = spec
+        .layer_selector
+        .as_ref()
+        .and_then(|l| l.media_type.clone())
+        .filter(|m| !m.is_empty());
+    let r = spec.reference.clone().unwrap_or_default();
+    let wanted = Wanted::from_ref(
+        r.digest.as_deref(),
+        r.semver.as_deref(),
+        r.semver_filter.as_deref(),
+        r.tag.as_deref(),
+    );
+    let tag_failure = |m: String| {
+        Failure::new(
+            FETCH_FAILED,
+            "ReadOperationFailed",
+            format!("failed to determine the artifact tag for '{url}': {m}"),
+        )
+    };
+    let digest_failure = |m: String| {
+        Failure::new(
+            FETCH_FAILED,
+            PULL_FAILED,
+            format!("failed to determine artifact digest: {m}"),
+        )
+    };
+    let connect = async {
+        tokio::time::timeout(timeout, Registry::connect(&repo, &options))
+            .await
+            .map_err(within("connecting to the registry"))?
+            .map_err(|e| e.to_string())
+    };
+    let (registry, tag) = match &wanted {
+        Wanted::Digest(_) => (connect.await.map_err(digest_failure)?, None),
+        Wanted::Tag(t) => (connect.await.map_err(digest_failure)?, Some(t.clone())),
+        Wanted::Semver { range, filter } => {
+            let registry = connect.await.map_err(tag_failure)?;
+            let tags = registry
+                .list_tags()
+                .await
+                .map_err(|e| tag_failure(e.to_string()))?;
+            let tag = select_semver(&tags, range, filter.as_deref(), media_type.as_deref())
+                .map_err(|e| tag_failure(e.to_string()))?;
+            (registry, Some(tag))
+        }
+    };
+    let (digest, revision, shown) = match (&wanted, &tag) {
+        (Wanted::Digest(d), _) => (
+            d.clone(),
+            d.clone(),
+            oci::reference::display(&repo.digest(d)),
+        ),
+        (_, Some(t)) => {
+            let reference = repo.tag(t);
+            let d = registry
+                .digest(&reference)
+                .await
+                .map_err(|e| digest_failure(e.to_string()))?;
+            (
+                d.clone(),
+                format!("{t}@{d}"),
+                oci::reference::display(&reference),
+            )
+        }
+        (_, None) => {
+            return Err(digest_failure("no tag selected".to_string()));
+        }
+    };
+
+    // Nothing to do when the artifact holds this revision with the same content settings.
+    let config_changed =
+        spec.ignore != st.observed_ignore || spec.layer_selector != st.observed_layer_selector;
+    let stored = st.artifact.as_ref().map(|a| a.revision.clone());
+    if stored.as_deref() == Some(revision.as_str())
+        && conditions::is_true(&st.conditions, ARTIFACT_IN_STORAGE)
+        && !config_changed
+    {
+        tracing::info!(
+            name,
+            namespace = ns,
+            "artifact up-to-date with remote revision: '{revision}'"
+        );
+        refresh_latest(ctx, st);
+        let metadata = st
+            .artifact
+            .as_ref()
+            .map(|a| a.metadata.clone())
+            .unwrap_or_default();
+        return Ok(done(revision, url, &metadata));
+    }
+    if stored.is_some() && stored.as_deref() != Some(revision.as_str()) {
+        let message = format!("new revision '{revision}' for '{shown}'");
+        conditions::set(
+            &mut st.conditions,
+            ARTIFACT_OUTDATED,
+            true,
+            "NewRevision",
+            &message,
+            generation,
+        );
+        progressing(
+            &mut st.conditions,
+            &format!("building artifact: {message}"),
+            generation,
+        );
+    }
+
+    let manifest = registry
+        .manifest(&repo.digest(&digest))
+        .await
+        .map_err(|e| {
+            Failure::new(
+                FETCH_FAILED,
+                PULL_FAILED,
+                format!("failed to pull artifact from '{url}': {e}"),
+            )
+        })?;
+    let layer = oci::select_layer(&manifest.image, media_type.as_deref())
+        .map_err(|m| Failure::new(FETCH_FAILED, LAYER_FAILED, m))?
+        .clone();
+    let operation = spec
+        .layer_selector
+        .as_ref()
+        .and_then(|l| l.operation.clone())
+        .unwrap_or_else(|| "extract".to_string());
+    if operation != "extract" && operation != "copy" {
+        return Err(Failure::new(
+            FETCH_FAILED,
+            LAYER_FAILED,
+            format!("unsupported layer operation: {operation}"),
+        )
+        .stall());
+    }
+    let limits = Limits::default();
+    let blob = registry.blob(&layer, limits.max_size).await.map_err(|e| {
+        Failure::new(
+            FETCH_FAILED,
+            LAYER_FAILED,
+            format!("failed to extract layer contents from artifact: {e}"),
+        )
+    })?;
+
+    let file = format!("{digest}.tar.gz");
+    let path = Storage::artifact_path("OCIRepository", &ns, &name, &file);
+    let storage = ctx.storage.clone();
+    let ignore = spec.ignore.clone();
+    let store_path = path.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        store(
+            &storage,
+            &store_path,
+            &blob,
+            &operation,
+            ignore.as_deref(),
+            limits,
+        )
+    })
+    .await
+    .map_err(|e| Failure::new(STORAGE_FAILED, "ArchiveOperationFailed", e.to_string()))??;
+    st.artifact = Some(Artifact {
+        url: ctx.storage.url(&path),
+        path,
+        revision: revision.clone(),
+        digest: written.digest,
+        last_update_time: k8s_openapi::jiff::Timestamp::from_second(conditions::now().as_second())
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
+        size: i64::try_from(written.size).ok(),
+        metadata: manifest.image.annotations.clone(),
+    });
+    st.observed_ignore = spec.ignore.clone();
+    st.observed_layer_selector = spec.layer_selector.clone();
+    refresh_latest(ctx, st);
+    Ok(done(revision, url, &manifest.image.annotations))
+}
+
+/// Points `latest.tar.gz` at the artifact and sets `status.url` to it.
+fn refresh_latest(ctx: &Context, st: &mut OCIRepositoryStatus) {
+    if let Some(a) = &st.artifact {
+        match ctx.storage.symlink(&a.path, "latest.tar.gz") {
+            Ok(url) => st.url = Some(url),
+            Err(e) => tracing::warn!(error = %e, "updating latest.tar.gz"),
+        }
+    }
+}
+
+/// Writes the layer into the store: extracted and re-packed (with `.sourceignore` files and
+/// `spec.ignore`), or copied as it is.
+fn store(
+    storage: &Storage,
+    path: &str,
+    blob: &[u8],
+    operation: &str,
+    ignore: Option<&str>,
+    limits: Limits,
+) -> Result<tidegate_source::archive::Written, Failure> {
+    if operation == "copy" {
+        return storage
+            .write_atomic(path, |out| {
+                let mut hashing = tidegate_source::archive::HashingWriter::new(out);
+                hashing.write_all(blob)?;
+                Ok(hashing.finish())
+            })
+            .map_err(|e| {
+                Failure::new(
+                    STORAGE_FAILED,
+                    "ArchiveOperationFailed",
+                    format!("unable to copy artifact to storage: {e}"),
+                )
+            });
+    }
+    let layer_failure = |m: String| {
+        Failure::new(
+            FETCH_FAILED,
+            LAYER_FAILED,
+            format!("failed to extract layer contents from artifact: {m}"),
+        )
+    };
+    if !blob.starts_with(&[0x1f, 0x8b]) {
+        return Err(layer_failure(
+            "requires gzip-compressed body: gzip: invalid header".to_string(),
+        ));
+    }
+    let work = tidegate_source::scratch::tempdir("ocirepository-").map_err(|e| {
+        Failure::new(
+            STORAGE_FAILED,
+            "DirectoryCreationFailed",
+            format!("failed to create temporary working directory: {e}"),
+        )
+    })?;
+    tidegate_source::extract::extract_tar_gz(blob, work.path(), limits)
+        .map_err(|e| layer_failure(e.to_string()))?;
+    let tree = FileTree::from_dir(work.path()).map_err(|e| {
+        Failure::new(
+            STORAGE_FAILED,
+            "StatOperationFailed",
+            format!("failed to stat source path: {e}"),
+        )
+    })?;
+    tidegate_source::package::package(&tree, &NoBlobs, ignore, storage, path).map_err(|e| {
+        Failure::new(
+            STORAGE_FAILED,
+            "ArchiveOperationFailed",
+            format!("unable to archive artifact to storage: {e}"),
+        )
+    })
+}
+
+/// Registry credentials (the `secretRef` docker config, else the service account's image pull
+/// secrets), the CA of `certSecretRef`, the proxy of `proxySecretRef`.
+async fn registry_options(
+    obj: &OCIRepository,
+    ctx: &Context,
+    repo: &Repository,
+) -> Result<oci::Options, Failure> {
+    let spec = &obj.spec;
+    let ns = obj.namespace().unwrap_or_default();
+    let auth_failure = |m: String| Failure::new(FETCH_FAILED, "AuthenticationFailed", m);
+    let mut pull_secrets: Vec<String> = Vec::new();
+    if let Some(r) = &spec.secret_ref {
+        pull_secrets.push(r.name.clone());
+    }
+    if let Some(sa) = spec
+        .service_account_name
+        .as_deref()
+        .filter(|s| !s.is_empty())
+    {
+        let api: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+            Api::namespaced(ctx.client.clone(), &ns);
+        let account = api.get(sa).await.map_err(|e| {
+            auth_failure(format!(
+                "failed to get credential: failed to get service account '{ns}/{sa}': {}",
+                kube_message(&e)
+            ))
+        })?;
+        pull_secrets.extend(
+            account
+                .image_pull_secrets
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| r.name),
+        );
+    }
+    let mut credentials = Credentials::Anonymous;
+    for secret_name in &pull_secrets {
+        let (kind, data) = secret(&ctx.client, &ns, secret_name)
+            .await
+            .map_err(|m| auth_failure(format!("failed to get credential: {m}")))?;
+        let config = match kind.as_str() {
+            "kubernetes.io/dockerconfigjson" => data.get(".dockerconfigjson"),
+            "kubernetes.io/dockercfg" => data.get(".dockercfg"),
+            _ => None,
+        };
+        let Some(config) = config else { continue };
+        match oci::auth::from_docker_config(config, &repo.name()) {
+            Ok(Some(c)) => {
+                credentials = c;
+                break;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                return Err(auth_failure(format!(
+                    "failed to get credential: secret '{ns}/{secret_name}': {e}"
+                )));
+            }
+        }
+    }
+    let mut ca_pem = None;
+    if let Some(r) = &spec.cert_secret_ref {
+        let data = crate::source::secret_data(&ctx.client, &ns, &r.name)
+            .await
+            .map_err(|m| {
+                auth_failure(format!(
+                    "failed to generate transport for '{}': {m}",
+                    spec.url
+                ))
+            })?;
+        if data.contains_key("tls.crt") || data.contains_key("tls.key") {
+            return Err(auth_failure(format!(
+                "failed to generate transport for '{}': client certificates (tls.crt, tls.key) are not supported by Tidegate yet",
+                spec.url
+            ))
+            .stall());
+        }
+        ca_pem = data.get("ca.crt").cloned();
+    }
+    let mut proxy = None;
+    if let Some(r) = &spec.proxy_secret_ref {
+        let data = crate::source::secret_data(&ctx.client, &ns, &r.name)
+            .await
+            .map_err(|m| auth_failure(format!("failed to get proxy address: {m}")))?;
+        let text = |k: &str| {
+            data.get(k)
+                .map(|v| String::from_utf8_lossy(v).trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let address = text("address").ok_or_else(|| {
+            auth_failure(format!(
+                "failed to get proxy address: invalid proxy secret '{ns}/{}': key 'address' is missing",
+                r.name
+            ))
+        })?;
+        proxy = Some(
+            match (
+                text("username"),
+                text("password"),
+                address.split_once("://"),
+            ) {
+                (Some(u), Some(p), Some((scheme, rest))) => format!("{scheme}://{u}:{p}@{rest}"),
+                _ => address,
+            },
+        );
+    }
+    Ok(oci::Options {
+        credentials,
+        insecure: spec.insecure,
+        ca_pem,
+        timeout: spec_timeout(obj),
+        proxy,
+        user_agent: "tidegate/source-controller",
+    })
+}
+
+fn kube_message(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => s.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Settings Tidegate does not implement stall with a clear message instead of being ignored.
+fn unsupported(obj: &OCIRepository) -> Result<(), Failure> {
+    let spec = &obj.spec;
+    if let Some(p) = spec.provider.as_deref().filter(|p| *p != "generic") {
+        return Err(Failure::new(
+            FETCH_FAILED,
+            "AuthenticationFailed",
+            format!("spec.provider '{p}' is not supported by Tidegate yet (only generic)"),
+        )
+        .stall());
+    }
+    if let Some(v) = &spec.verify {
+        let provider = match (
+            v.provider.as_deref().unwrap_or("cosign"),
+            v.secret_ref.is_some(),
+        ) {
+            ("cosign", true) => "cosign",
+            ("cosign", false) => "cosign keyless",
+            (other, _) => other,
+        };
+        return Err(Failure::new(
+            SOURCE_VERIFIED,
+            "VerificationError",
+            format!(
+                "failed to verify the signature using provider '{provider}': signature verification is not supported by Tidegate yet"
+            ),
+        )
+        .stall());
+    }
+    Ok(())
+}

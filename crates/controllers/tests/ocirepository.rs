@@ -1,0 +1,577 @@
+//! The OCIRepository controller against the embedded API server (through kube-rs) and Debian's
+//! docker-registry on loopback (plain and htpasswd), with artifacts pushed in Flux's format;
+//! and a Kustomization built from an OCIRepository.
+
+#[path = "../../apiserver/tests/common/mod.rs"]
+mod common;
+#[path = "../../source/tests/support/mod.rs"]
+mod git_support;
+#[path = "../../source/tests/registry_support/mod.rs"]
+mod registry_support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use registry_support::{Mode, Registry};
+use serde_json::Value;
+use tidegate_controllers::metrics::Metrics;
+use tidegate_controllers::{gitrepository, kustomization, ocirepository};
+use tidegate_source::oci::{self, Credentials};
+
+struct Env {
+    server: common::TestServer,
+    _storage_dir: tempfile::TempDir,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(true);
+        }
+    }
+}
+
+async fn start() -> Env {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    let server = common::start().await;
+    server.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &tidegate_api::crds::stream(),
+    );
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/ocirepositories.source.toolkit.fluxcd.io",
+        "crd/kustomizations.kustomize.toolkit.fluxcd.io",
+    ]);
+    let (storage, storage_dir) = git_support::artifact_server().await;
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let stop = move || {
+        let mut rx = rx.clone();
+        async move {
+            let _ = rx.wait_for(|v| *v).await;
+        }
+    };
+    let kc = kube::config::Kubeconfig::from_yaml(&server.server.kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config.clone()).unwrap();
+    let metrics = Metrics::new();
+    tokio::spawn(ocirepository::run(
+        client.clone(),
+        storage,
+        metrics.clone(),
+        gitrepository::Options::default(),
+        stop(),
+    ));
+    tokio::spawn(kustomization::run(
+        client,
+        config,
+        metrics,
+        kustomization::Options::default(),
+        stop(),
+    ));
+    Env {
+        server,
+        _storage_dir: storage_dir,
+        stop: Some(tx),
+    }
+}
+
+/// Pushes `files` (path, content) as a Flux artifact to `repo:tag`; returns the manifest digest.
+async fn push(
+    reg: &Registry,
+    repo: &str,
+    tag: &str,
+    files: &[(&str, &str)],
+    credentials: Credentials,
+) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, content) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+    let ignore = tidegate_source::ignore::SourceIgnore::from_patterns(
+        &tidegate_source::ignore::exclude_oci(),
+    );
+    let (layer, _) = oci::layer::build(dir.path(), &ignore, Vec::new()).unwrap();
+    push_layer(
+        reg,
+        repo,
+        tag,
+        layer,
+        oci::registry::FLUX_CONTENT,
+        credentials,
+    )
+    .await
+}
+
+async fn push_layer(
+    reg: &Registry,
+    repo: &str,
+    tag: &str,
+    layer: Vec<u8>,
+    media_type: &str,
+    credentials: Credentials,
+) -> String {
+    let (repository, _) = oci::parse_artifact_url(&reg.url(repo)).unwrap();
+    let registry = oci::Registry::connect(
+        &repository,
+        &oci::Options {
+            credentials,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut annotations = BTreeMap::new();
+    annotations.insert(
+        "org.opencontainers.image.source".to_string(),
+        "https://github.com/example/fleet".to_string(),
+    );
+    annotations.insert(
+        "org.opencontainers.image.revision".to_string(),
+        format!("{tag}@sha1:0123456789abcdef"),
+    );
+    registry
+        .push_artifact(tag, layer.into(), media_type, &annotations)
+        .await
+        .unwrap()
+}
+
+fn get(env: &Env, what: &str) -> Value {
+    let out = env.server.ok(&["get", what, "-o", "json"]);
+    serde_json::from_str(&out).unwrap()
+}
+
+fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+async fn wait_for(env: &Env, what: &str, desc: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let obj = get(env, what);
+        if check(&obj) {
+            return obj;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "{what}: timed out waiting for {desc}: {}",
+                serde_json::to_string_pretty(&obj["status"]).unwrap()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn ready(o: &Value) -> bool {
+    condition(o, "Ready").is_some_and(|c| c["status"] == "True")
+}
+
+fn ready_false(o: &Value) -> bool {
+    condition(o, "Ready").is_some_and(|c| c["status"] == "False")
+}
+
+fn oci_repository(name: &str, url: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: OCIRepository\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 1m\n  url: {url}\n{spec}"
+    )
+}
+
+/// The files of a stored artifact, downloaded from the artifact server.
+async fn artifact_files(url: &str) -> Vec<String> {
+    let bytes = http_get(url).await;
+    let mut names = Vec::new();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]));
+    for e in archive.entries().unwrap() {
+        let e = e.unwrap();
+        if e.header().entry_type().is_file() {
+            names.push(e.path().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    names
+}
+
+async fn http_get(url: &str) -> Vec<u8> {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || {
+        let (host, path) = url
+            .strip_prefix("http://")
+            .unwrap()
+            .split_once('/')
+            .unwrap();
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(host).unwrap();
+        write!(s, "GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n").unwrap();
+        let mut buf = Vec::new();
+        s.read_to_end(&mut buf).unwrap();
+        let at = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        assert!(
+            buf.starts_with(b"HTTP/1.0 200") || buf.starts_with(b"HTTP/1.1 200"),
+            "{url}"
+        );
+        buf[at + 4..].to_vec()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semver_selects_stores_and_follows_new_tags_and_a_kustomization_applies_it() {
+    let reg = Registry::start(Mode::Plain);
+    let env = start().await;
+    let cm = |v: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-oci\n  namespace: default\ndata:\n  version: \"{v}\"\n"
+        )
+    };
+    let d1 = push(
+        &reg,
+        "fleet/app",
+        "1.0.0",
+        &[
+            ("app/cm.yaml", &cm("1.0.0")),
+            (".github/ci.yml", "on: push\n"),
+            ("app/.sourceignore", "notes.txt\n"),
+            ("app/notes.txt", "x"),
+        ],
+        Credentials::Anonymous,
+    )
+    .await;
+    // A newer tag outside the range, and a tag that is no version.
+    push(
+        &reg,
+        "fleet/app",
+        "2.0.0",
+        &[("app/cm.yaml", &cm("2.0.0"))],
+        Credentials::Anonymous,
+    )
+    .await;
+    push(
+        &reg,
+        "fleet/app",
+        "latest",
+        &[("app/cm.yaml", &cm("latest"))],
+        Credentials::Anonymous,
+    )
+    .await;
+    let url = reg.url("fleet/app");
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository("app", &url, "  ref:\n    semver: \">=1.0.0 <2.0.0\"\n"),
+    );
+    let revision = format!("1.0.0@{d1}");
+    let o = wait_for(&env, "ocirepository/app", "Ready at 1.0.0", |o| {
+        ready(o) && o["status"]["artifact"]["revision"] == revision.as_str()
+    })
+    .await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(c["reason"], "Succeeded");
+    assert_eq!(
+        c["message"],
+        format!("stored artifact for digest '{revision}'")
+    );
+    let a = &o["status"]["artifact"];
+    assert_eq!(
+        a["metadata"]["org.opencontainers.image.source"],
+        "https://github.com/example/fleet"
+    );
+    let hex = d1.trim_start_matches("sha256:");
+    assert!(
+        a["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("ocirepository/default/app/sha256:{hex}.tar.gz")),
+        "{a}"
+    );
+    assert!(
+        o["status"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/ocirepository/default/app/latest.tar.gz"),
+        "{o}"
+    );
+    // The layer's own .sourceignore holds a pattern, so Flux's default exclusions no longer
+    // apply (.github stays); the pattern removes notes.txt.
+    assert_eq!(
+        artifact_files(a["url"].as_str().unwrap()).await,
+        [".github/ci.yml", "app/.sourceignore", "app/cm.yaml"]
+    );
+    assert_eq!(
+        artifact_files(o["status"]["url"].as_str().unwrap())
+            .await
+            .len(),
+        3
+    );
+
+    // A Kustomization from it applies.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: app\n  namespace: default\nspec:\n  interval: 10m\n  path: ./app\n  prune: true\n  sourceRef:\n    kind: OCIRepository\n    name: app\n",
+    );
+    let version = || {
+        let out = env.server.kubectl(&[
+            "get",
+            "configmap",
+            "from-oci",
+            "-o",
+            "jsonpath={.data.version}",
+        ]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while version() != "1.0.0" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Kustomization applies: {}",
+            get(&env, "kustomization/app")["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let k = get(&env, "kustomization/app");
+    assert_eq!(k["status"]["lastAppliedRevision"], revision.as_str());
+
+    // A new tag within the range moves the revision (on request, as a Receiver would) and
+    // the Kustomization re-applies at once.
+    let d2 = push(
+        &reg,
+        "fleet/app",
+        "1.1.0",
+        &[("app/cm.yaml", &cm("1.1.0"))],
+        Credentials::Anonymous,
+    )
+    .await;
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "ocirepository",
+        "app",
+        "reconcile.fluxcd.io/requestedAt=1",
+    ]);
+    let revision2 = format!("1.1.0@{d2}");
+    wait_for(&env, "ocirepository/app", "Ready at 1.1.0", |o| {
+        ready(o)
+            && o["status"]["artifact"]["revision"] == revision2.as_str()
+            && condition(o, "ArtifactOutdated").is_none()
+    })
+    .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while version() != "1.1.0" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Kustomization re-applies"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // NewArtifact events name the revision, the URL and the origin.
+    let events = env.server.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "reason=NewArtifact",
+        "-o",
+        "jsonpath={.items[*].message}",
+    ]);
+    assert!(
+        events.contains(&format!("stored artifact with revision '{revision2}' from '{url}', origin source 'https://github.com/example/fleet', origin revision '1.1.0@sha1:0123456789abcdef'")),
+        "{events}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_references_layers_and_content_get_flux_messages() {
+    let reg = Registry::start(Mode::Plain);
+    let env = start().await;
+    push(
+        &reg,
+        "fleet/app",
+        "v1",
+        &[("cm.yaml", "a: 1\n")],
+        Credentials::Anonymous,
+    )
+    .await;
+    // A layer that is not gzip, under Flux's content media type.
+    push_layer(
+        &reg,
+        "fleet/corrupt",
+        "v1",
+        b"not a tarball".to_vec(),
+        oci::registry::FLUX_CONTENT,
+        Credentials::Anonymous,
+    )
+    .await;
+    let url = reg.url("fleet/app");
+    let cases = [
+        (
+            "missing-tag",
+            url.clone(),
+            "  ref:\n    tag: nope\n",
+            "OCIArtifactPullFailed",
+            "failed to determine artifact digest: ".to_string(),
+        ),
+        (
+            "no-semver",
+            url.clone(),
+            "  ref:\n    semver: \">=5.0.0\"\n",
+            "ReadOperationFailed",
+            format!(
+                "failed to determine the artifact tag for '{url}': no match found for semver: >=5.0.0"
+            ),
+        ),
+        (
+            "media-type",
+            url.clone(),
+            "  ref:\n    tag: v1\n  layerSelector:\n    mediaType: application/x-none\n",
+            "OCIArtifactLayerOperationFailed",
+            "failed to find layer with media type 'application/x-none' in artifact".to_string(),
+        ),
+        (
+            "corrupt",
+            reg.url("fleet/corrupt"),
+            "  ref:\n    tag: v1\n",
+            "OCIArtifactLayerOperationFailed",
+            "failed to extract layer contents from artifact: requires gzip-compressed body"
+                .to_string(),
+        ),
+        (
+            "tagged-url",
+            format!("{url}:v1"),
+            "",
+            "URLInvalid",
+            format!(
+                "URL validation failed for '{url}:v1': URL must not contain a tag; remove ':v1'"
+            ),
+        ),
+    ];
+    for (name, u, spec, _, _) in &cases {
+        env.server
+            .ok_stdin(&["apply", "-f", "-"], &oci_repository(name, u, spec));
+    }
+    for (name, _, _, reason, message) in &cases {
+        let o = wait_for(
+            &env,
+            &format!("ocirepository/{name}"),
+            "Ready=False",
+            ready_false,
+        )
+        .await;
+        let c = condition(&o, "Ready").unwrap();
+        assert_eq!(c["reason"], *reason, "{name}: {c}");
+        assert!(
+            c["message"].as_str().unwrap().starts_with(message.as_str()),
+            "{name}: {c}"
+        );
+        assert!(o["status"]["artifact"].is_null(), "{name}: nothing stored");
+    }
+    // A copy of a Helm chart layer is stored as it is; the revision is the digest when the
+    // reference is one.
+    let chart = {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        use std::io::Write;
+        gz.write_all(b"chart bytes").unwrap();
+        gz.finish().unwrap()
+    };
+    let dc = push_layer(
+        &reg,
+        "charts/podinfo",
+        "6.5.0",
+        chart.clone(),
+        oci::registry::HELM_CHART_CONTENT,
+        Credentials::Anonymous,
+    )
+    .await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository("chart", &reg.url("charts/podinfo"), &format!("  ref:\n    digest: {dc}\n  layerSelector:\n    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n")),
+    );
+    let o = wait_for(&env, "ocirepository/chart", "Ready", ready).await;
+    assert_eq!(o["status"]["artifact"]["revision"], dc.as_str());
+    use sha2::Digest as _;
+    assert_eq!(
+        o["status"]["artifact"]["digest"],
+        format!("sha256:{:x}", sha2::Sha256::digest(&chart))
+    );
+    assert_eq!(
+        http_get(o["status"]["artifact"]["url"].as_str().unwrap()).await,
+        chart
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_come_from_a_docker_config_secret() {
+    let reg = Registry::start(Mode::Htpasswd("fleet", "pa55word"));
+    let env = start().await;
+    let creds = Credentials::Basic {
+        username: "fleet".into(),
+        password: "pa55word".into(),
+    };
+    let d = push(&reg, "private/app", "v1", &[("cm.yaml", "a: 1\n")], creds).await;
+    let url = reg.url("private/app");
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository("anonymous", &url, "  ref:\n    tag: v1\n"),
+    );
+    let o = wait_for(&env, "ocirepository/anonymous", "Ready=False", ready_false).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(c["reason"], "OCIArtifactPullFailed", "{c}");
+    let wrong = format!(
+        r#"{{"auths":{{"{}":{{"username":"fleet","password":"wrong-one"}}}}}}"#,
+        reg.host
+    );
+    let right = format!(
+        r#"{{"auths":{{"{}":{{"username":"fleet","password":"pa55word"}}}}}}"#,
+        reg.host
+    );
+    for (name, config) in [("wrong", &wrong), ("right", &right)] {
+        let secret = format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}-creds\n  namespace: default\ntype: kubernetes.io/dockerconfigjson\nstringData:\n  .dockerconfigjson: '{config}'\n"
+        );
+        env.server.ok_stdin(&["apply", "-f", "-"], &secret);
+        env.server.ok_stdin(
+            &["apply", "-f", "-"],
+            &oci_repository(
+                name,
+                &url,
+                &format!("  ref:\n    tag: v1\n  secretRef:\n    name: {name}-creds\n"),
+            ),
+        );
+    }
+    let o = wait_for(&env, "ocirepository/wrong", "Ready=False", ready_false).await;
+    let text = serde_json::to_string(&o["status"]).unwrap();
+    assert!(
+        !text.contains("wrong-one") && !text.contains("pa55word"),
+        "no credentials in the status: {text}"
+    );
+    let o = wait_for(&env, "ocirepository/right", "Ready", ready).await;
+    assert_eq!(o["status"]["artifact"]["revision"], format!("v1@{d}"));
+    // A missing Secret is named.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository(
+            "no-secret",
+            &url,
+            "  ref:\n    tag: v1\n  secretRef:\n    name: absent\n",
+        ),
+    );
+    let o = wait_for(&env, "ocirepository/no-secret", "Ready=False", ready_false).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(c["reason"], "AuthenticationFailed");
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("failed to get credential: failed to get secret 'default/absent': "),
+        "{c}"
+    );
+}
