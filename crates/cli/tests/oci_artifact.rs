@@ -546,3 +546,210 @@ fn tls_registry_needs_a_trusted_certificate_or_insecure() {
         "{raw}"
     );
 }
+
+/// A child process killed when dropped.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn create_get_reconcile_and_trace_an_oci_source() {
+    let reg = Registry::start(Mode::Plain);
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(
+        src.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-oci\n  namespace: default\ndata:\n  k: v\n",
+    )
+    .unwrap();
+    let path = src.path().to_str().unwrap();
+    ok(
+        &[
+            "push",
+            "artifact",
+            &reg.url("fleet/app:1.0.0"),
+            "--path",
+            path,
+            "--source",
+            "s",
+            "--revision",
+            "r1",
+        ],
+        &[],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spawn = |args: &[&str]| {
+        Running(
+            Command::new(env!("CARGO_BIN_EXE_tidegate"))
+                .args(args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let api_port = free_port();
+    let _api = spawn(&[
+        "apiserver",
+        "--data-dir",
+        dir.path().join("api").to_str().unwrap(),
+        "--listen",
+        &format!("127.0.0.1:{api_port}"),
+    ]);
+    let kc = dir.path().join("api/kubeconfig");
+    let kc = kc.to_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !(Path::new(&kc).exists()
+        && tidegate(&["get", "sources", "oci", "-A", "--kubeconfig", &kc], &[])
+            .status
+            .success())
+    {
+        // Until the server answers (the CRDs are not installed yet, so the listing fails).
+        if Path::new(&kc).exists() {
+            let install = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+                .args(["install", "--export"])
+                .output()
+                .unwrap();
+            let mut k = Command::new("kubectl")
+                .args(["--kubeconfig", &kc, "apply", "--server-side", "-f", "-"])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            k.stdin.take().unwrap().write_all(&install.stdout).unwrap();
+            let _ = k.wait();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the API server and CRDs are up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let free = || format!("127.0.0.1:{}", free_port());
+    let _controllers = spawn(&[
+        "controllers",
+        "--kubeconfig",
+        &kc,
+        "--storage-path",
+        dir.path().join("artifacts").to_str().unwrap(),
+        "--storage-addr",
+        &free(),
+        "--metrics-addr",
+        &free(),
+        "--health-addr",
+        &free(),
+    ]);
+    let ns = ["--kubeconfig", kc.as_str(), "-n", "default"];
+    let with = |args: &[&str]| -> Vec<String> {
+        args.iter()
+            .chain(ns.iter())
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let run = |args: &[&str]| {
+        let a = with(args);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        ok(&a, &[])
+    };
+    let url = reg.url("fleet/app");
+    let (_, stderr) = run(&[
+        "create",
+        "source",
+        "oci",
+        "app",
+        "--url",
+        &url,
+        "--tag-semver",
+        ">=1.0.0",
+        "--interval",
+        "10m",
+        "--timeout",
+        "60s",
+    ]);
+    assert!(
+        stderr.contains("✔ OCIRepository source reconciliation completed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("✔ fetched revision: 1.0.0@sha256:"),
+        "{stderr}"
+    );
+    let (table, _) = run(&["get", "sources", "oci"]);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split('\t').map(str::trim).collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        ["NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE"],
+        "{table}"
+    );
+    assert_eq!(rows[1][0], "app");
+    assert!(
+        rows[1][1].starts_with("1.0.0@sha256:") && rows[1][3] == "True",
+        "{table}"
+    );
+    // A new tag, then reconcile on request.
+    ok(
+        &[
+            "push",
+            "artifact",
+            &reg.url("fleet/app:1.1.0"),
+            "--path",
+            path,
+            "--source",
+            "s",
+            "--revision",
+            "r2",
+        ],
+        &[],
+    );
+    let (_, stderr) = run(&["reconcile", "source", "oci", "app", "--timeout", "60s"]);
+    assert!(
+        stderr.contains("✔ fetched revision 1.1.0@sha256:"),
+        "{stderr}"
+    );
+    // A Kustomization from it, traced back to the OCIRepository.
+    let (_, stderr) = run(&[
+        "create",
+        "kustomization",
+        "app",
+        "--source",
+        "OCIRepository/app",
+        "--path",
+        "./",
+        "--prune=true",
+        "--timeout",
+        "60s",
+    ]);
+    assert!(
+        stderr.contains("✔ applied revision: 1.1.0@sha256:"),
+        "{stderr}"
+    );
+    let (trace, _) = run(&["trace", "configmap", "from-oci"]);
+    assert!(
+        trace.contains("OCIRepository:") && trace.contains(&url) && trace.contains("Tag:"),
+        "{trace}"
+    );
+    let (_, stderr) = run(&["suspend", "source", "oci", "app"]);
+    assert!(stderr.contains("suspend"), "{stderr}");
+    let (exported, _) = run(&["export", "source", "oci", "app"]);
+    assert!(
+        exported.contains("kind: OCIRepository") && exported.contains("suspend: true"),
+        "{exported}"
+    );
+}

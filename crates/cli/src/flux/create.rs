@@ -1,4 +1,4 @@
-//! `tidegate create source git NAME …` and `tidegate create kustomization NAME …`: build the
+//! `tidegate create source git|oci NAME …` and `tidegate create kustomization NAME …`: build the
 //! object from flags, print it (`--export`, Flux's YAML with `---` and sorted keys) or apply it
 //! with server-side apply and wait for it to become ready.
 
@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
 use super::reconcile::wait_handled;
 use super::secret::SecretGitArgs;
 use super::{Global, action, success, waiting};
@@ -30,6 +30,50 @@ pub enum What {
 pub enum SourceWhat {
     /// A GitRepository.
     Git(GitArgs),
+    /// An OCIRepository.
+    Oci(OciArgs),
+}
+
+/// Flags of `create source oci`.
+#[derive(clap::Args, Debug)]
+pub struct OciArgs {
+    /// The OCIRepository's name.
+    name: String,
+    /// The repository URL (`oci://<registry>/<repository>`).
+    #[arg(long)]
+    url: String,
+    /// The artifact's tag.
+    #[arg(long)]
+    tag: Option<String>,
+    /// A semver range over the tags.
+    #[arg(long)]
+    tag_semver: Option<String>,
+    /// The artifact's digest.
+    #[arg(long)]
+    digest: Option<String>,
+    /// The name of an existing docker-config Secret with registry credentials.
+    #[arg(long)]
+    secret_ref: Option<String>,
+    /// The name of an existing Secret with a CA (`ca.crt`).
+    #[arg(long)]
+    cert_ref: Option<String>,
+    /// The OCI provider: generic, aws, azure or gcp.
+    #[arg(long, default_value = "generic", value_parser = ["generic", "aws", "azure", "gcp"])]
+    provider: String,
+    /// Allow plain HTTP to the registry.
+    #[arg(long)]
+    insecure: bool,
+    /// Paths to leave out of the artifact (`.gitignore` syntax), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    ignore_paths: Vec<String>,
+    /// Source sync interval.
+    #[arg(long, default_value = "1m")]
+    interval: String,
+    /// Print the object as YAML instead of applying it.
+    #[arg(long)]
+    export: bool,
+    #[command(flatten)]
+    global: Global,
 }
 
 /// Secret kinds.
@@ -113,6 +157,49 @@ fn git_object(a: &GitArgs) -> anyhow::Result<Value> {
     Ok(json!({
         "apiVersion": "source.toolkit.fluxcd.io/v1",
         "kind": "GitRepository",
+        "metadata": {"name": a.name, "namespace": a.global.namespace},
+        "spec": spec,
+    }))
+}
+
+fn oci_object(a: &OciArgs) -> anyhow::Result<Value> {
+    tidegate_source::oci::parse_repository_url(&a.url)
+        .map_err(|e| anyhow::anyhow!("--url: {e}"))?;
+    let mut spec = Map::new();
+    if let Some(c) = &a.cert_ref {
+        spec.insert("certSecretRef".into(), json!({"name": c}));
+    }
+    if !a.ignore_paths.is_empty() {
+        spec.insert("ignore".into(), json!(a.ignore_paths.join("\n")));
+    }
+    if a.insecure {
+        spec.insert("insecure".into(), json!(true));
+    }
+    spec.insert("interval".into(), json!(interval(&a.interval)?));
+    if a.provider != "generic" {
+        spec.insert("provider".into(), json!(a.provider));
+    }
+    let mut r = Map::new();
+    if let Some(d) = &a.digest {
+        r.insert("digest".into(), json!(d));
+    }
+    if let Some(v) = &a.tag_semver {
+        r.insert("semver".into(), json!(v));
+    }
+    if let Some(t) = &a.tag {
+        r.insert("tag".into(), json!(t));
+    }
+    if r.is_empty() {
+        anyhow::bail!("one of --tag, --tag-semver or --digest is required");
+    }
+    spec.insert("ref".into(), Value::Object(r));
+    if let Some(s) = &a.secret_ref {
+        spec.insert("secretRef".into(), json!({"name": s}));
+    }
+    spec.insert("url".into(), json!(a.url));
+    Ok(json!({
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "OCIRepository",
         "metadata": {"name": a.name, "namespace": a.global.namespace},
         "spec": spec,
     }))
@@ -221,6 +308,21 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
+        What::Source(SourceWhat::Oci(a)) => {
+            let obj = oci_object(&a)?;
+            if a.export {
+                print!("{}", export_yaml(&obj));
+                return Ok(());
+            }
+            create(
+                OCI_REPOSITORY,
+                "OCIRepository source",
+                obj,
+                &a.global,
+                a.global.timeout,
+            )
+            .await
+        }
         What::Secret(SecretWhat::Git(a)) => super::secret::run(a).await,
         What::Kustomization(a) => {
             let obj = kustomization_object(&a)?;
@@ -255,6 +357,7 @@ mod tests {
         let t = T::try_parse_from(std::iter::once("create").chain(args.iter().copied())).unwrap();
         match t.what {
             What::Source(SourceWhat::Git(a)) => export_yaml(&git_object(&a).unwrap()),
+            What::Source(SourceWhat::Oci(a)) => export_yaml(&oci_object(&a).unwrap()),
             What::Kustomization(a) => export_yaml(&kustomization_object(&a).unwrap()),
             What::Secret(SecretWhat::Git(a)) => {
                 export_yaml(&super::super::secret::secret_object(&a).unwrap())
@@ -277,6 +380,20 @@ mod tests {
                 "--export",
             ]),
             "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: podinfo\n  namespace: flux-system\nspec:\n  interval: 1m0s\n  ref:\n    branch: master\n  url: https://github.com/stefanprodan/podinfo\n"
+        );
+        // `flux create source oci podinfo --url=oci://ghcr.io/stefanprodan/manifests/podinfo
+        // --tag=6.6.2 --interval=10m --export`.
+        assert_eq!(
+            exported(&[
+                "source",
+                "oci",
+                "podinfo",
+                "--url=oci://ghcr.io/stefanprodan/manifests/podinfo",
+                "--tag=6.6.2",
+                "--interval=10m",
+                "--export",
+            ]),
+            "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: podinfo\n  namespace: flux-system\nspec:\n  interval: 10m0s\n  ref:\n    tag: 6.6.2\n  url: oci://ghcr.io/stefanprodan/manifests/podinfo\n"
         );
         // `flux create kustomization podinfo --source=podinfo --path=./kustomize --prune=true
         // --interval=5m --export`.

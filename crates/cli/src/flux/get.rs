@@ -1,4 +1,4 @@
-//! `tidegate get sources git | kustomizations | all [-A]`: Flux's table
+//! `tidegate get sources git|oci|all | kustomizations | all [-A]`: Flux's table
 //! (`NAME REVISION SUSPENDED READY MESSAGE`, `NAMESPACE` first with `-A`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -6,7 +6,7 @@ use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client};
 use serde_json::Value;
 
-use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
 
 use super::Global;
 
@@ -28,6 +28,10 @@ pub enum What {
 pub enum SourceWhat {
     /// GitRepositories.
     Git(Args),
+    /// OCIRepositories.
+    Oci(Args),
+    /// Every source kind.
+    All(Args),
 }
 
 /// Flags of `get`.
@@ -181,8 +185,10 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
 pub async fn run(what: What) -> anyhow::Result<()> {
     let (kinds, args): (&[Kind], Args) = match what {
         What::Sources(SourceWhat::Git(a)) => (&[GIT_REPOSITORY], a),
+        What::Sources(SourceWhat::Oci(a)) => (&[OCI_REPOSITORY], a),
+        What::Sources(SourceWhat::All(a)) => (&[GIT_REPOSITORY, OCI_REPOSITORY], a),
         What::Kustomizations(a) => (&[KUSTOMIZATION], a),
-        What::All(a) => (&[GIT_REPOSITORY, KUSTOMIZATION], a),
+        What::All(a) => (&[GIT_REPOSITORY, OCI_REPOSITORY, KUSTOMIZATION], a),
     };
     if args.watch && kinds.len() != 1 {
         anyhow::bail!("--watch needs one kind (sources git or kustomizations)");

@@ -37,6 +37,24 @@ pub const GIT_REPOSITORY: Kind = Kind {
     verb: "fetched",
 };
 
+/// OCIRepositories.
+pub const OCI_REPOSITORY: Kind = Kind {
+    kind: "OCIRepository",
+    group: "source.toolkit.fluxcd.io",
+    plural: "ocirepositories",
+    revision: "/status/artifact/revision",
+    verb: "fetched",
+};
+
+/// The source kinds, by the kind name a `sourceRef` uses.
+pub fn source_kind(kind: &str) -> Option<Kind> {
+    match kind {
+        "GitRepository" => Some(GIT_REPOSITORY),
+        "OCIRepository" => Some(OCI_REPOSITORY),
+        _ => None,
+    }
+}
+
 impl Kind {
     /// The object's revision (applied or fetched), empty when none yet.
     pub fn revision_of<'a>(&self, obj: &'a DynamicObject) -> &'a str {
@@ -88,6 +106,8 @@ pub enum Target<S: clap::Args, K: clap::Args> {
 pub enum SourceTarget<S: clap::Args> {
     /// A GitRepository.
     Git(S),
+    /// An OCIRepository.
+    Oci(S),
 }
 
 impl<A: clap::Args> Target<A, A> {
@@ -95,6 +115,7 @@ impl<A: clap::Args> Target<A, A> {
     pub fn pick(self) -> (Kind, &'static str, A) {
         match self {
             Target::Source(SourceTarget::Git(a)) => (GIT_REPOSITORY, "source git", a),
+            Target::Source(SourceTarget::Oci(a)) => (OCI_REPOSITORY, "source oci", a),
             Target::Kustomization(a) => (KUSTOMIZATION, "kustomization", a),
         }
     }

@@ -8,7 +8,7 @@ use kube::Client;
 use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
-use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
 use super::kind::{SourceTarget, Target};
 use super::{Global, action, success, waiting};
 
@@ -133,6 +133,17 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
+        Target::Source(SourceTarget::Oci(a)) => {
+            let client = a.global.cluster.client().await?;
+            request(
+                OCI_REPOSITORY,
+                &client,
+                &a.global.namespace,
+                &a.name,
+                a.global.timeout,
+            )
+            .await
+        }
         Target::Kustomization(a) => {
             let client = a.global.cluster.client().await?;
             let ns = &a.global.namespace;
@@ -152,20 +163,13 @@ pub async fn run(what: What) -> anyhow::Result<()> {
                     .pointer("/spec/sourceRef/namespace")
                     .and_then(Value::as_str)
                     .unwrap_or(ns);
-                if source_kind != Some("GitRepository") {
+                let Some(kind) = source_kind.and_then(super::kind::source_kind) else {
                     anyhow::bail!(
                         "source kind '{}' is not supported",
                         source_kind.unwrap_or("")
                     );
-                }
-                request(
-                    GIT_REPOSITORY,
-                    &client,
-                    source_ns,
-                    source_name,
-                    a.global.timeout,
-                )
-                .await?;
+                };
+                request(kind, &client, source_ns, source_name, a.global.timeout).await?;
             }
             request(KUSTOMIZATION, &client, ns, &a.name, a.global.timeout).await
         }

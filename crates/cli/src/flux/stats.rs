@@ -5,7 +5,7 @@ use kube::api::ListParams;
 use serde_json::Value;
 
 use super::Global;
-use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, is_suspended, ready_condition};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY, is_suspended, ready_condition};
 
 /// Flags of `stats`.
 #[derive(clap::Args, Debug)]
@@ -43,7 +43,11 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
         "SUSPENDED".into(),
         "STORAGE".into(),
     ]];
-    for (kind, has_storage) in [(GIT_REPOSITORY, true), (KUSTOMIZATION, false)] {
+    for (kind, has_storage) in [
+        (GIT_REPOSITORY, true),
+        (OCI_REPOSITORY, true),
+        (KUSTOMIZATION, false),
+    ] {
         let api = if a.all_namespaces {
             kube::Api::all_with(client.clone(), &kind.resource())
         } else {

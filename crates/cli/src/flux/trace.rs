@@ -6,7 +6,7 @@ use kube::discovery::{Discovery, Scope};
 use serde_json::Value;
 
 use super::Global;
-use super::kind::{GIT_REPOSITORY, KUSTOMIZATION};
+use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY};
 
 /// Flags of `trace`.
 #[derive(clap::Args, Debug)]
@@ -133,6 +133,29 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
             ("Tag", "/spec/ref/tag"),
             ("Tag", "/spec/ref/semver"),
             ("Commit", "/spec/ref/commit"),
+        ] {
+            let v = text(&sv, pointer);
+            if !v.is_empty() {
+                field(&mut out, key, v);
+            }
+        }
+        field(&mut out, "Revision", text(&sv, "/status/artifact/revision"));
+        let (status, message) = ready(&sv);
+        field(&mut out, "Status", &status);
+        field(&mut out, "Message", &message);
+    } else if source_kind == "OCIRepository" {
+        let src = OCI_REPOSITORY
+            .get(&client, &source_ns, &source_name)
+            .await?;
+        let sv = serde_json::to_value(&src)?;
+        out.push_str("---\n");
+        field(&mut out, "OCIRepository", &source_name);
+        field(&mut out, "Namespace", &source_ns);
+        field(&mut out, "URL", text(&sv, "/spec/url"));
+        for (key, pointer) in [
+            ("Tag", "/spec/ref/tag"),
+            ("Tag", "/spec/ref/semver"),
+            ("Digest", "/spec/ref/digest"),
         ] {
             let v = text(&sv, pointer);
             if !v.is_empty() {
