@@ -127,6 +127,9 @@ pub fn extract_tar(reader: impl Read, root: &Path, limits: Limits) -> Result<(),
     let mut total: u64 = 0;
     let mut count = 0usize;
     let mut links: Vec<(String, PathBuf, String)> = Vec::new();
+    // Directories (relative) this extraction made or found to be real directories: their
+    // paths need no second symlink check nor `mkdir`. Cleared whenever a link is written.
+    let mut known_dirs: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
     // Names carried by the GNU long-name/long-link or PAX entry before the current one.
     let mut long_name: Option<Vec<u8>> = None;
     let mut long_link: Option<Vec<u8>> = None;
@@ -193,10 +196,22 @@ pub fn extract_tar(reader: impl Read, root: &Path, limits: Limits) -> Result<(),
             continue; // "./" or the root itself
         }
         let dest = root.join(&rel);
-        check_no_link_on_path(root, &rel, &raw)?;
+        let parent_known = rel
+            .parent()
+            .is_some_and(|p| p.as_os_str().is_empty() || known_dirs.contains(p));
+        if !parent_known {
+            check_no_link_on_path(root, &rel, &raw)?;
+        }
         match kind {
             tar::EntryType::Directory => {
-                fs::create_dir_all(&dest).map_err(io_err(format!("creating {}", shown(&raw))))?;
+                if !known_dirs.contains(&rel) {
+                    fs::create_dir_all(&dest)
+                        .map_err(io_err(format!("creating {}", shown(&raw))))?;
+                    // Remembered only when it is a directory itself, not a link to one.
+                    if fs::symlink_metadata(&dest).is_ok_and(|m| m.is_dir()) {
+                        remember_dirs(&mut known_dirs, &rel);
+                    }
+                }
             }
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 let size = entry.size();
@@ -204,9 +219,12 @@ pub fn extract_tar(reader: impl Read, root: &Path, limits: Limits) -> Result<(),
                 if total > limits.max_size {
                     return Err(ExtractError::TooLarge(limits.max_size));
                 }
-                if let Some(parent) = dest.parent() {
+                if !parent_known && let Some(parent) = dest.parent() {
                     fs::create_dir_all(parent)
                         .map_err(io_err(format!("creating {}", shown(&raw))))?;
+                    if let Some(p) = rel.parent() {
+                        remember_dirs(&mut known_dirs, p);
+                    }
                 }
                 remove_existing(&dest, &raw)?;
                 let mut file =
@@ -235,6 +253,8 @@ pub fn extract_tar(reader: impl Read, root: &Path, limits: Limits) -> Result<(),
                 }
                 remove_existing(&dest, &raw)?;
                 make_symlink(&target, &dest).map_err(io_err(format!("linking {}", shown(&raw))))?;
+                // The link may stand where a remembered directory was.
+                known_dirs.clear();
                 links.push((raw, rel, target));
             }
             other => {
@@ -256,6 +276,17 @@ pub fn extract_tar(reader: impl Read, root: &Path, limits: Limits) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// Records `dir` and its ancestors as real directories.
+fn remember_dirs(known: &mut std::collections::HashSet<PathBuf>, dir: &Path) {
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        if d.as_os_str().is_empty() || !known.insert(d.to_path_buf()) {
+            break;
+        }
+        at = d.parent();
+    }
 }
 
 /// A GNU long name's body without its trailing NULs.

@@ -84,6 +84,28 @@ fn escaping_links_are_refused() {
     ]);
     let (r, _o) = extract(&tar, Limits::default());
     assert!(matches!(r, Err(ExtractError::ThroughLink { .. })), "{r:?}");
+    // Also when a directory entry names the link first (the extractor remembers directories
+    // it made, never a link to one), or when the link sits in a directory already written to.
+    for tar in [
+        raw_tar(&[
+            ("sub", Directory, "", b""),
+            ("l", Symlink, "sub", b""),
+            ("l", Directory, "", b""),
+            ("l/f", Regular, "", b"x"),
+        ]),
+        raw_tar(&[
+            ("sub", Directory, "", b""),
+            ("d/a", Regular, "", b"x"),
+            ("d/l", Symlink, "../sub", b""),
+            ("d/l/f", Regular, "", b"x"),
+        ]),
+    ] {
+        let (r, _o) = extract(&tar, Limits::default());
+        assert!(
+            matches!(r, Err(ExtractError::ThroughLink { .. }) | Err(ExtractError::Io { .. })),
+            "{r:?}"
+        );
+    }
     // A link that only escapes once a later link exists.
     let tar = raw_tar(&[("a", Symlink, "b/..", b""), ("b", Symlink, ".", b"")]);
     let (r, _o) = extract(&tar, Limits::default());
