@@ -8,13 +8,22 @@ pub const GIT_REPOSITORY: &str =
 pub const OCI_REPOSITORY: &str =
     include_str!("../crds/source.toolkit.fluxcd.io_ocirepositories.yaml");
 
+/// `helmrepositories.source.toolkit.fluxcd.io`.
+pub const HELM_REPOSITORY: &str =
+    include_str!("../crds/source.toolkit.fluxcd.io_helmrepositories.yaml");
+
 /// `kustomizations.kustomize.toolkit.fluxcd.io`.
 pub const KUSTOMIZATION: &str =
     include_str!("../crds/kustomize.toolkit.fluxcd.io_kustomizations.yaml");
 
 /// Every CRD, in install order.
 pub fn all() -> Vec<&'static str> {
-    vec![GIT_REPOSITORY, OCI_REPOSITORY, KUSTOMIZATION]
+    vec![
+        GIT_REPOSITORY,
+        OCI_REPOSITORY,
+        HELM_REPOSITORY,
+        KUSTOMIZATION,
+    ]
 }
 
 /// The names (`<plural>.<group>`) of every CRD, in install order.
@@ -49,6 +58,7 @@ mod tests {
             [
                 "gitrepositories.source.toolkit.fluxcd.io",
                 "ocirepositories.source.toolkit.fluxcd.io",
+                "helmrepositories.source.toolkit.fluxcd.io",
                 "kustomizations.kustomize.toolkit.fluxcd.io"
             ]
         );

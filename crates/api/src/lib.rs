@@ -4,11 +4,13 @@
 pub mod conditions;
 pub mod crds;
 pub mod gitrepository;
+pub mod helmrepository;
 pub mod kustomization;
 pub mod meta;
 pub mod ocirepository;
 
 pub use gitrepository::{GitRepository, GitRepositorySpec, GitRepositoryStatus};
+pub use helmrepository::{HelmRepository, HelmRepositorySpec, HelmRepositoryStatus};
 pub use kustomization::{Kustomization, KustomizationSpec, KustomizationStatus};
 pub use ocirepository::{OCIRepository, OCIRepositorySpec, OCIRepositoryStatus};
 

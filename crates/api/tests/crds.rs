@@ -300,3 +300,61 @@ fn the_oci_repository_type_reads_every_documented_field() {
         );
     }
 }
+
+/// HelmRepositories as Flux's docs/spec/v1/helmrepositories.md and the example repositories
+/// write them.
+const FLUX_HELM_REPOSITORIES: &str = r#"apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: podinfo, namespace: default}
+spec:
+  interval: 5m0s
+  url: https://stefanprodan.github.io/podinfo
+---
+apiVersion: source.toolkit.fluxcd.io/v1beta2
+kind: HelmRepository
+metadata: {name: podinfo-oci, namespace: default}
+spec:
+  type: oci
+  interval: 5m0s
+  url: oci://ghcr.io/stefanprodan/charts
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: private, namespace: default}
+spec:
+  interval: 1h
+  timeout: 3m
+  url: https://charts.example.com
+  secretRef: {name: basic-auth}
+  certSecretRef: {name: tls}
+  passCredentials: true
+  provider: generic
+  suspend: true
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flux_documented_helm_repositories_are_accepted_unchanged() {
+    let server = common::start().await;
+    server.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &tidegate_api::crds::stream(),
+    );
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/helmrepositories.source.toolkit.fluxcd.io",
+    ]);
+    let out = server.ok_stdin(&["apply", "-f", "-"], FLUX_HELM_REPOSITORIES);
+    assert_eq!(out.matches(" created").count(), 3, "{out}");
+    let stored = server.ok(&["get", "helmrepo", "podinfo-oci", "-o", "json"]);
+    let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored["spec"]["type"], "oci");
+    assert_eq!(stored["spec"]["provider"], "generic");
+    for doc in tidegate_core::yaml::parse_stream(FLUX_HELM_REPOSITORIES).unwrap() {
+        let typed: tidegate_api::HelmRepository = serde_json::from_value(doc.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&typed.spec).unwrap(), doc["spec"]);
+    }
+    let bad = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: bad, namespace: default}\nspec:\n  url: ftp://charts.example.com\n";
+    let err = server.fails_stdin(&["apply", "-f", "-"], bad);
+    assert!(err.contains("spec.url"), "{err}");
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
-use tidegate_controllers::{gitrepository, kustomization, leader, ocirepository};
+use tidegate_controllers::{gitrepository, helmrepository, kustomization, leader, ocirepository};
 use tidegate_source::storage::{Retention, Storage};
 
 use crate::cluster::ClusterArgs;
@@ -282,6 +282,13 @@ impl Set {
                 stop(),
             )));
             tasks.push(tokio::spawn(ocirepository::run(
+                self.client.clone(),
+                self.storage.clone(),
+                self.metrics.clone(),
+                self.source.clone(),
+                stop(),
+            )));
+            tasks.push(tokio::spawn(helmrepository::run(
                 self.client.clone(),
                 self.storage.clone(),
                 self.metrics.clone(),

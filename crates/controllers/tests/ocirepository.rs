@@ -2,86 +2,16 @@
 //! docker-registry on loopback (plain and htpasswd), with artifacts pushed in Flux's format;
 //! and a Kustomization built from an OCIRepository.
 
-#[path = "../../apiserver/tests/common/mod.rs"]
-mod common;
-#[path = "../../source/tests/support/mod.rs"]
-mod git_support;
 #[path = "../../source/tests/registry_support/mod.rs"]
 mod registry_support;
+mod source_support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use registry_support::{Mode, Registry};
-use serde_json::Value;
-use tidegate_controllers::metrics::Metrics;
-use tidegate_controllers::{gitrepository, kustomization, ocirepository};
+use source_support::*;
 use tidegate_source::oci::{self, Credentials};
-
-struct Env {
-    server: common::TestServer,
-    _storage_dir: tempfile::TempDir,
-    stop: Option<tokio::sync::watch::Sender<bool>>,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(true);
-        }
-    }
-}
-
-async fn start() -> Env {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-    let server = common::start().await;
-    server.ok_stdin(
-        &["apply", "--server-side", "-f", "-"],
-        &tidegate_api::crds::stream(),
-    );
-    server.ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/ocirepositories.source.toolkit.fluxcd.io",
-        "crd/kustomizations.kustomize.toolkit.fluxcd.io",
-    ]);
-    let (storage, storage_dir) = git_support::artifact_server().await;
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    let stop = move || {
-        let mut rx = rx.clone();
-        async move {
-            let _ = rx.wait_for(|v| *v).await;
-        }
-    };
-    let kc = kube::config::Kubeconfig::from_yaml(&server.server.kubeconfig).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .unwrap();
-    let client = kube::Client::try_from(config.clone()).unwrap();
-    let metrics = Metrics::new();
-    tokio::spawn(ocirepository::run(
-        client.clone(),
-        storage,
-        metrics.clone(),
-        gitrepository::Options::default(),
-        stop(),
-    ));
-    tokio::spawn(kustomization::run(
-        client,
-        config,
-        metrics,
-        kustomization::Options::default(),
-        stop(),
-    ));
-    Env {
-        server,
-        _storage_dir: storage_dir,
-        stop: Some(tx),
-    }
-}
 
 /// Pushes `files` (path, content) as a Flux artifact to `repo:tag`; returns the manifest digest.
 async fn push(
@@ -145,43 +75,6 @@ async fn push_layer(
         .unwrap()
 }
 
-fn get(env: &Env, what: &str) -> Value {
-    let out = env.server.ok(&["get", what, "-o", "json"]);
-    serde_json::from_str(&out).unwrap()
-}
-
-fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
-    obj["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == type_)
-}
-
-async fn wait_for(env: &Env, what: &str, desc: &str, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let obj = get(env, what);
-        if check(&obj) {
-            return obj;
-        }
-        if std::time::Instant::now() > deadline {
-            panic!(
-                "{what}: timed out waiting for {desc}: {}",
-                serde_json::to_string_pretty(&obj["status"]).unwrap()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-fn ready(o: &Value) -> bool {
-    condition(o, "Ready").is_some_and(|c| c["status"] == "True")
-}
-
-fn ready_false(o: &Value) -> bool {
-    condition(o, "Ready").is_some_and(|c| c["status"] == "False")
-}
-
 fn oci_repository(name: &str, url: &str, spec: &str) -> String {
     format!(
         "apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: OCIRepository\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 1m\n  url: {url}\n{spec}"
@@ -190,7 +83,8 @@ fn oci_repository(name: &str, url: &str, spec: &str) -> String {
 
 /// The files of a stored artifact, downloaded from the artifact server.
 async fn artifact_files(url: &str) -> Vec<String> {
-    let bytes = http_get(url).await;
+    let (code, bytes) = http_get(url).await;
+    assert_eq!(code, 200, "{url}");
     let mut names = Vec::new();
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]));
     for e in archive.entries().unwrap() {
@@ -201,30 +95,6 @@ async fn artifact_files(url: &str) -> Vec<String> {
     }
     names.sort();
     names
-}
-
-async fn http_get(url: &str) -> Vec<u8> {
-    let url = url.to_string();
-    tokio::task::spawn_blocking(move || {
-        let (host, path) = url
-            .strip_prefix("http://")
-            .unwrap()
-            .split_once('/')
-            .unwrap();
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(host).unwrap();
-        write!(s, "GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n").unwrap();
-        let mut buf = Vec::new();
-        s.read_to_end(&mut buf).unwrap();
-        let at = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-        assert!(
-            buf.starts_with(b"HTTP/1.0 200") || buf.starts_with(b"HTTP/1.1 200"),
-            "{url}"
-        );
-        buf[at + 4..].to_vec()
-    })
-    .await
-    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -503,7 +373,9 @@ async fn bad_references_layers_and_content_get_flux_messages() {
         format!("sha256:{:x}", sha2::Sha256::digest(&chart))
     );
     assert_eq!(
-        http_get(o["status"]["artifact"]["url"].as_str().unwrap()).await,
+        http_get(o["status"]["artifact"]["url"].as_str().unwrap())
+            .await
+            .1,
         chart
     );
 }

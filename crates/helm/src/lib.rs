@@ -5,6 +5,7 @@ pub mod action;
 pub mod chart;
 pub mod engine;
 pub mod release;
+pub mod repo;
 pub mod sprig;
 pub mod template;
 pub mod values;

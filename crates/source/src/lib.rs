@@ -12,6 +12,7 @@ pub mod archive;
 pub mod extract;
 pub mod fetch;
 pub mod git;
+pub mod helm_index;
 pub mod ignore;
 pub mod oci;
 pub mod package;

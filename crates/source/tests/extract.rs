@@ -102,7 +102,10 @@ fn escaping_links_are_refused() {
     ] {
         let (r, _o) = extract(&tar, Limits::default());
         assert!(
-            matches!(r, Err(ExtractError::ThroughLink { .. }) | Err(ExtractError::Io { .. })),
+            matches!(
+                r,
+                Err(ExtractError::ThroughLink { .. }) | Err(ExtractError::Io { .. })
+            ),
             "{r:?}"
         );
     }

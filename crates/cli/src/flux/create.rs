@@ -1,4 +1,4 @@
-//! `tidegate create source git|oci NAME …` and `tidegate create kustomization NAME …`: build the
+//! `tidegate create source git|oci|helm NAME …` and `tidegate create kustomization NAME …`: build the
 //! object from flags, print it (`--export`, Flux's YAML with `---` and sorted keys) or apply it
 //! with server-side apply and wait for it to become ready.
 
@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
+use super::kind::{GIT_REPOSITORY, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
 use super::reconcile::wait_handled;
 use super::secret::SecretGitArgs;
 use super::{Global, action, success, waiting};
@@ -32,6 +32,35 @@ pub enum SourceWhat {
     Git(GitArgs),
     /// An OCIRepository.
     Oci(OciArgs),
+    /// A HelmRepository (`oci://` URLs make one of type `oci`).
+    Helm(HelmArgs),
+}
+
+/// Flags of `create source helm`.
+#[derive(clap::Args, Debug)]
+pub struct HelmArgs {
+    /// The HelmRepository's name.
+    name: String,
+    /// The repository URL (`https://…` or `oci://…`).
+    #[arg(long)]
+    url: String,
+    /// The name of an existing Secret with `username`/`password`.
+    #[arg(long)]
+    secret_ref: Option<String>,
+    /// The name of an existing Secret with TLS keys (`ca.crt`, `tls.crt`, `tls.key`).
+    #[arg(long)]
+    cert_ref: Option<String>,
+    /// Pass credentials to every host the charts are downloaded from.
+    #[arg(long)]
+    pass_credentials: bool,
+    /// Source sync interval.
+    #[arg(long, default_value = "1m")]
+    interval: String,
+    /// Print the object as YAML instead of applying it.
+    #[arg(long)]
+    export: bool,
+    #[command(flatten)]
+    global: Global,
 }
 
 /// Flags of `create source oci`.
@@ -205,6 +234,34 @@ fn oci_object(a: &OciArgs) -> anyhow::Result<Value> {
     }))
 }
 
+fn helm_object(a: &HelmArgs) -> anyhow::Result<Value> {
+    let oci = a.url.starts_with("oci://");
+    if !(oci || a.url.starts_with("http://") || a.url.starts_with("https://")) {
+        anyhow::bail!("--url: the URL must start with http://, https:// or oci://");
+    }
+    let mut spec = Map::new();
+    if let Some(c) = &a.cert_ref {
+        spec.insert("certSecretRef".into(), json!({"name": c}));
+    }
+    spec.insert("interval".into(), json!(interval(&a.interval)?));
+    if a.pass_credentials {
+        spec.insert("passCredentials".into(), json!(true));
+    }
+    if let Some(s) = &a.secret_ref {
+        spec.insert("secretRef".into(), json!({"name": s}));
+    }
+    if oci {
+        spec.insert("type".into(), json!("oci"));
+    }
+    spec.insert("url".into(), json!(a.url));
+    Ok(json!({
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "HelmRepository",
+        "metadata": {"name": a.name, "namespace": a.global.namespace},
+        "spec": spec,
+    }))
+}
+
 /// `[<kind>/]<name>[.<namespace>]`.
 fn source_ref(text: &str) -> anyhow::Result<Value> {
     let (kind, rest) = match text.split_once('/') {
@@ -323,6 +380,21 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
+        What::Source(SourceWhat::Helm(a)) => {
+            let obj = helm_object(&a)?;
+            if a.export {
+                print!("{}", export_yaml(&obj));
+                return Ok(());
+            }
+            create(
+                HELM_REPOSITORY,
+                "HelmRepository source",
+                obj,
+                &a.global,
+                a.global.timeout,
+            )
+            .await
+        }
         What::Secret(SecretWhat::Git(a)) => super::secret::run(a).await,
         What::Kustomization(a) => {
             let obj = kustomization_object(&a)?;
@@ -358,6 +430,7 @@ mod tests {
         match t.what {
             What::Source(SourceWhat::Git(a)) => export_yaml(&git_object(&a).unwrap()),
             What::Source(SourceWhat::Oci(a)) => export_yaml(&oci_object(&a).unwrap()),
+            What::Source(SourceWhat::Helm(a)) => export_yaml(&helm_object(&a).unwrap()),
             What::Kustomization(a) => export_yaml(&kustomization_object(&a).unwrap()),
             What::Secret(SecretWhat::Git(a)) => {
                 export_yaml(&super::super::secret::secret_object(&a).unwrap())
@@ -394,6 +467,19 @@ mod tests {
                 "--export",
             ]),
             "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: podinfo\n  namespace: flux-system\nspec:\n  interval: 10m0s\n  ref:\n    tag: 6.6.2\n  url: oci://ghcr.io/stefanprodan/manifests/podinfo\n"
+        );
+        // `flux create source helm podinfo --url=https://stefanprodan.github.io/podinfo
+        // --interval=10m --export`.
+        assert_eq!(
+            exported(&[
+                "source",
+                "helm",
+                "podinfo",
+                "--url=https://stefanprodan.github.io/podinfo",
+                "--interval=10m",
+                "--export",
+            ]),
+            "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: podinfo\n  namespace: flux-system\nspec:\n  interval: 10m0s\n  url: https://stefanprodan.github.io/podinfo\n"
         );
         // `flux create kustomization podinfo --source=podinfo --path=./kustomize --prune=true
         // --interval=5m --export`.

@@ -1,4 +1,4 @@
-//! `tidegate get sources git|oci|all | kustomizations | all [-A]`: Flux's table
+//! `tidegate get sources git|oci|helm|all | kustomizations | all [-A]`: Flux's table
 //! (`NAME REVISION SUSPENDED READY MESSAGE`, `NAMESPACE` first with `-A`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -6,7 +6,7 @@ use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client};
 use serde_json::Value;
 
-use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
+use super::kind::{GIT_REPOSITORY, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
 
 use super::Global;
 
@@ -30,6 +30,8 @@ pub enum SourceWhat {
     Git(Args),
     /// OCIRepositories.
     Oci(Args),
+    /// HelmRepositories.
+    Helm(Args),
     /// Every source kind.
     All(Args),
 }
@@ -186,9 +188,20 @@ pub async fn run(what: What) -> anyhow::Result<()> {
     let (kinds, args): (&[Kind], Args) = match what {
         What::Sources(SourceWhat::Git(a)) => (&[GIT_REPOSITORY], a),
         What::Sources(SourceWhat::Oci(a)) => (&[OCI_REPOSITORY], a),
-        What::Sources(SourceWhat::All(a)) => (&[GIT_REPOSITORY, OCI_REPOSITORY], a),
+        What::Sources(SourceWhat::Helm(a)) => (&[HELM_REPOSITORY], a),
+        What::Sources(SourceWhat::All(a)) => {
+            (&[GIT_REPOSITORY, OCI_REPOSITORY, HELM_REPOSITORY], a)
+        }
         What::Kustomizations(a) => (&[KUSTOMIZATION], a),
-        What::All(a) => (&[GIT_REPOSITORY, OCI_REPOSITORY, KUSTOMIZATION], a),
+        What::All(a) => (
+            &[
+                GIT_REPOSITORY,
+                OCI_REPOSITORY,
+                HELM_REPOSITORY,
+                KUSTOMIZATION,
+            ],
+            a,
+        ),
     };
     if args.watch && kinds.len() != 1 {
         anyhow::bail!("--watch needs one kind (sources git or kustomizations)");

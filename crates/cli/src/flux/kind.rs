@@ -46,11 +46,21 @@ pub const OCI_REPOSITORY: Kind = Kind {
     verb: "fetched",
 };
 
+/// HelmRepositories.
+pub const HELM_REPOSITORY: Kind = Kind {
+    kind: "HelmRepository",
+    group: "source.toolkit.fluxcd.io",
+    plural: "helmrepositories",
+    revision: "/status/artifact/revision",
+    verb: "fetched",
+};
+
 /// The source kinds, by the kind name a `sourceRef` uses.
 pub fn source_kind(kind: &str) -> Option<Kind> {
     match kind {
         "GitRepository" => Some(GIT_REPOSITORY),
         "OCIRepository" => Some(OCI_REPOSITORY),
+        "HelmRepository" => Some(HELM_REPOSITORY),
         _ => None,
     }
 }
@@ -108,6 +118,8 @@ pub enum SourceTarget<S: clap::Args> {
     Git(S),
     /// An OCIRepository.
     Oci(S),
+    /// A HelmRepository.
+    Helm(S),
 }
 
 impl<A: clap::Args> Target<A, A> {
@@ -116,6 +128,7 @@ impl<A: clap::Args> Target<A, A> {
         match self {
             Target::Source(SourceTarget::Git(a)) => (GIT_REPOSITORY, "source git", a),
             Target::Source(SourceTarget::Oci(a)) => (OCI_REPOSITORY, "source oci", a),
+            Target::Source(SourceTarget::Helm(a)) => (HELM_REPOSITORY, "source helm", a),
             Target::Kustomization(a) => (KUSTOMIZATION, "kustomization", a),
         }
     }

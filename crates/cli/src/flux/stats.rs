@@ -5,7 +5,9 @@ use kube::api::ListParams;
 use serde_json::Value;
 
 use super::Global;
-use super::kind::{GIT_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY, is_suspended, ready_condition};
+use super::kind::{
+    GIT_REPOSITORY, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY, is_suspended, ready_condition,
+};
 
 /// Flags of `stats`.
 #[derive(clap::Args, Debug)]
@@ -46,6 +48,7 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
     for (kind, has_storage) in [
         (GIT_REPOSITORY, true),
         (OCI_REPOSITORY, true),
+        (HELM_REPOSITORY, true),
         (KUSTOMIZATION, false),
     ] {
         let api = if a.all_namespaces {

@@ -601,3 +601,19 @@ impl Source for tidegate_api::OCIRepository {
         &self.spec.interval
     }
 }
+
+source_status!(tidegate_api::helmrepository::HelmRepositoryStatus);
+
+impl Source for tidegate_api::HelmRepository {
+    type Status = tidegate_api::HelmRepositoryStatus;
+    const KIND: &'static str = "HelmRepository";
+    fn status(&self) -> Option<&Self::Status> {
+        self.status.as_ref()
+    }
+    fn suspended(&self) -> bool {
+        self.spec.suspend
+    }
+    fn interval(&self) -> &str {
+        self.spec.interval.as_deref().unwrap_or("10m")
+    }
+}

@@ -1,0 +1,279 @@
+//! The HelmRepository controller against the embedded API server and a static chart repository
+//! on loopback whose `index.yaml` the real helm (v4.1.4) made with `helm package` and
+//! `helm repo index`, with and without basic auth.
+
+mod source_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use source_support::*;
+
+fn helm() -> PathBuf {
+    if let Some(p) = std::env::var_os("TIDEGATE_HELM4") {
+        return PathBuf::from(p);
+    }
+    let tools = std::env::var("TIDEGATE_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/tidegate-tools")
+        });
+    let helm = tools.join("helm-v4.1.4/helm");
+    assert!(
+        helm.exists(),
+        "helm v4.1.4 is needed at {} (.ci/run installs it)",
+        helm.display()
+    );
+    helm
+}
+
+fn run_helm(args: &[&str]) {
+    let out = Command::new(helm()).args(args).output().expect("helm runs");
+    assert!(
+        out.status.success(),
+        "helm {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Packages chart `name` at `version` into `dir`.
+fn package(dir: &Path, name: &str, version: &str) {
+    let src = tempfile::tempdir().unwrap();
+    let chart = src.path().join(name);
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: {name}\nversion: {version}\nappVersion: \"{version}\"\ndescription: test chart\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+    )
+    .unwrap();
+    run_helm(&[
+        "package",
+        chart.to_str().unwrap(),
+        "-d",
+        dir.to_str().unwrap(),
+    ]);
+}
+
+/// A static file server on loopback, optionally behind basic auth.
+struct ChartServer {
+    url: String,
+    dir: PathBuf,
+}
+
+async fn serve(dir: PathBuf, credentials: Option<(&'static str, &'static str)>) -> ChartServer {
+    use axum::extract::{Path as UrlPath, State};
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let expected = credentials.map(|(u, p)| {
+        use base64::Engine;
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))
+        )
+    });
+    let state = Arc::new((dir.clone(), expected));
+    let app = axum::Router::new()
+        .route(
+            "/{*path}",
+            axum::routing::get(
+                |State(state): State<Arc<(PathBuf, Option<String>)>>,
+                 UrlPath(path): UrlPath<String>,
+                 headers: HeaderMap| async move {
+                    if let Some(want) = &state.1
+                        && headers.get("authorization").and_then(|v| v.to_str().ok())
+                            != Some(want.as_str())
+                    {
+                        return StatusCode::UNAUTHORIZED.into_response();
+                    }
+                    match std::fs::read(state.0.join(&path)) {
+                        Ok(bytes) => bytes.into_response(),
+                        Err(_) => StatusCode::NOT_FOUND.into_response(),
+                    }
+                },
+            ),
+        )
+        .with_state(state);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    ChartServer { url, dir }
+}
+
+fn helm_repository(name: &str, url: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 10m\n  url: {url}\n{extra}"
+    )
+}
+
+fn sha256_of(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("sha256:{:x}", sha2::Sha256::digest(bytes))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indexes_made_by_helm_are_stored_and_followed() {
+    let env = start().await;
+    let charts = tempfile::tempdir().unwrap();
+    let server = serve(charts.path().to_path_buf(), None).await;
+    package(&server.dir, "podinfo", "6.5.0");
+    package(&server.dir, "podinfo", "6.5.1");
+    package(&server.dir, "redis", "1.0.0");
+    run_helm(&[
+        "repo",
+        "index",
+        server.dir.to_str().unwrap(),
+        "--url",
+        &server.url,
+    ]);
+    let raw = std::fs::read(server.dir.join("index.yaml")).unwrap();
+    let revision = sha256_of(&raw);
+
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_repository("charts", &format!("{}/", server.url), ""),
+    );
+    let o = wait_for(&env, "helmrepository/charts", "Ready", ready).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(
+        c["message"],
+        format!("stored artifact: revision '{revision}'")
+    );
+    let a = &o["status"]["artifact"];
+    assert_eq!(a["revision"], revision.as_str());
+    let hex = revision.trim_start_matches("sha256:");
+    assert!(
+        a["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("helmrepository/default/charts/index-{hex}.yaml")),
+        "{a}"
+    );
+    assert!(
+        o["status"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/helmrepository/default/charts/index.yaml")
+    );
+    // The stored index is JSON, newest version first, every chart there.
+    let (code, body) = http_get(o["status"]["url"].as_str().unwrap()).await;
+    assert_eq!(code, 200);
+    assert_eq!(sha256_of(&body), a["digest"].as_str().unwrap());
+    let index: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(index["apiVersion"], "v1");
+    assert_eq!(index["entries"]["podinfo"][0]["version"], "6.5.1");
+    assert_eq!(index["entries"]["podinfo"][1]["version"], "6.5.0");
+    assert_eq!(
+        index["entries"]["redis"][0]["urls"][0],
+        format!("{}/redis-1.0.0.tgz", server.url)
+    );
+    let events = env.server.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "reason=NewArtifact",
+        "-o",
+        "jsonpath={.items[*].message}",
+    ]);
+    assert!(
+        events.contains("stored fetched index of size ")
+            && events.contains(&format!("from '{}/'", server.url)),
+        "{events}"
+    );
+
+    // A new chart version changes the index; a requested reconcile stores it.
+    package(&server.dir, "podinfo", "6.6.0");
+    run_helm(&[
+        "repo",
+        "index",
+        server.dir.to_str().unwrap(),
+        "--url",
+        &server.url,
+    ]);
+    let revision2 = sha256_of(&std::fs::read(server.dir.join("index.yaml")).unwrap());
+    assert_ne!(revision, revision2);
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "helmrepository",
+        "charts",
+        "reconcile.fluxcd.io/requestedAt=1",
+    ]);
+    let o = wait_for(&env, "helmrepository/charts", "the new index", |o| {
+        ready(o) && o["status"]["artifact"]["revision"] == revision2.as_str()
+    })
+    .await;
+    assert_eq!(o["status"]["lastHandledReconcileAt"], "1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn basic_auth_bad_indexes_and_oci_repositories() {
+    let env = start().await;
+    let charts = tempfile::tempdir().unwrap();
+    let server = serve(charts.path().to_path_buf(), Some(("fleet", "pa55word"))).await;
+    package(&server.dir, "podinfo", "6.5.0");
+    run_helm(&[
+        "repo",
+        "index",
+        server.dir.to_str().unwrap(),
+        "--url",
+        &server.url,
+    ]);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_repository("anonymous", &server.url, ""),
+    );
+    let o = wait_for(&env, "helmrepository/anonymous", "Ready=False", ready_false).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(
+        c["message"],
+        format!(
+            "failed to fetch Helm repository index: failed to fetch {}/index.yaml : 401 Unauthorized",
+            server.url
+        )
+    );
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: default\nstringData:\n  username: fleet\n  password: pa55word\n",
+    );
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_repository("private", &server.url, "  secretRef:\n    name: creds\n"),
+    );
+    wait_for(&env, "helmrepository/private", "Ready", ready).await;
+    // An index helm could not load.
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::write(bad.path().join("index.yaml"), "entries:\n  podinfo: []\n").unwrap();
+    let bad_server = serve(bad.path().to_path_buf(), None).await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_repository("bad", &bad_server.url, ""),
+    );
+    let o = wait_for(&env, "helmrepository/bad", "Ready=False", ready_false).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(c["reason"], "IndexationFailed", "{c}");
+    assert_eq!(
+        c["message"],
+        "failed to load Helm repository from index YAML: no API version specified"
+    );
+    assert!(o["status"]["artifact"].is_null());
+    // type: oci is static: no finalizer, no artifact, no conditions.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_repository("oci", "oci://ghcr.io/stefanprodan/charts", "  type: oci\n"),
+    );
+    let o = wait_for(&env, "helmrepository/oci", "observed", |o| {
+        o["status"]["observedGeneration"] == 1
+    })
+    .await;
+    assert!(o["metadata"]["finalizers"].is_null(), "{o}");
+    assert!(
+        o["status"]["conditions"].is_null() && o["status"]["artifact"].is_null(),
+        "{o}"
+    );
+}

@@ -1,0 +1,147 @@
+//! The source controllers (and a Kustomization controller) against the embedded API server,
+//! with helpers to read objects and wait for conditions.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tidegate_controllers::metrics::Metrics;
+use tidegate_controllers::{gitrepository, helmrepository, kustomization, ocirepository};
+
+#[path = "../../../apiserver/tests/common/mod.rs"]
+pub mod common;
+#[path = "../../../source/tests/support/mod.rs"]
+pub mod git_support;
+
+pub struct Env {
+    pub server: common::TestServer,
+    _storage_dir: tempfile::TempDir,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(true);
+        }
+    }
+}
+
+/// The server with every CRD, the OCIRepository, HelmRepository and Kustomization controllers.
+pub async fn start() -> Env {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    let server = common::start().await;
+    server.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &tidegate_api::crds::stream(),
+    );
+    let mut wait = vec!["wait", "--for=condition=Established"];
+    let names: Vec<String> = tidegate_api::crds::names()
+        .iter()
+        .map(|n| format!("crd/{n}"))
+        .collect();
+    wait.extend(names.iter().map(String::as_str));
+    server.ok(&wait);
+    let (storage, storage_dir) = git_support::artifact_server().await;
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let stop = move || {
+        let mut rx = rx.clone();
+        async move {
+            let _ = rx.wait_for(|v| *v).await;
+        }
+    };
+    let kc = kube::config::Kubeconfig::from_yaml(&server.server.kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config.clone()).unwrap();
+    let metrics = Metrics::new();
+    tokio::spawn(ocirepository::run(
+        client.clone(),
+        storage.clone(),
+        metrics.clone(),
+        gitrepository::Options::default(),
+        stop(),
+    ));
+    tokio::spawn(helmrepository::run(
+        client.clone(),
+        storage,
+        metrics.clone(),
+        gitrepository::Options::default(),
+        stop(),
+    ));
+    tokio::spawn(kustomization::run(
+        client,
+        config,
+        metrics,
+        kustomization::Options::default(),
+        stop(),
+    ));
+    Env {
+        server,
+        _storage_dir: storage_dir,
+        stop: Some(tx),
+    }
+}
+
+pub fn get(env: &Env, what: &str) -> Value {
+    let out = env.server.ok(&["get", what, "-o", "json"]);
+    serde_json::from_str(&out).unwrap()
+}
+
+pub fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+pub async fn wait_for(env: &Env, what: &str, desc: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let obj = get(env, what);
+        if check(&obj) {
+            return obj;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "{what}: timed out waiting for {desc}: {}",
+                serde_json::to_string_pretty(&obj["status"]).unwrap()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+pub fn ready(o: &Value) -> bool {
+    condition(o, "Ready").is_some_and(|c| c["status"] == "True")
+}
+
+pub fn ready_false(o: &Value) -> bool {
+    condition(o, "Ready").is_some_and(|c| c["status"] == "False")
+}
+
+/// GET over plain HTTP/1.0: the status line's code and the body.
+pub async fn http_get(url: &str) -> (u16, Vec<u8>) {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || {
+        let (host, path) = url
+            .strip_prefix("http://")
+            .unwrap()
+            .split_once('/')
+            .unwrap();
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(host).unwrap();
+        write!(s, "GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n").unwrap();
+        let mut buf = Vec::new();
+        s.read_to_end(&mut buf).unwrap();
+        let at = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let code = String::from_utf8_lossy(&buf[9..12]).parse().unwrap_or(0);
+        (code, buf[at + 4..].to_vec())
+    })
+    .await
+    .unwrap()
+}
