@@ -178,23 +178,31 @@ pub async fn run(
     // Sources: a new artifact wakes the Kustomizations built from it.
     let sources = Arc::new(triggers::SourceTracker::new(kreader.clone(), tx.clone()));
     let git_sources = sources.clone();
-    let source_stream = reflector::reflector(gwriter, watcher(gapi, watcher::Config::default()))
-        .applied_objects()
-        .for_each(move |res| {
-            if let Ok(repo) = res {
-                git_sources.observe(&repo);
-            }
-            futures::future::ready(())
-        });
+    let source_stream = reflector::reflector(
+        gwriter,
+        watcher(gapi, watcher::Config::default()).default_backoff(),
+    )
+    .applied_objects()
+    .for_each(move |res| {
+        match res {
+            Ok(repo) => git_sources.observe(&repo),
+            Err(e) => tracing::warn!(error = %e, "watching GitRepositories"),
+        }
+        futures::future::ready(())
+    });
     let source_task = tokio::spawn(source_stream);
-    let oci_stream = reflector::reflector(owriter, watcher(oapi, watcher::Config::default()))
-        .applied_objects()
-        .for_each(move |res| {
-            if let Ok(repo) = res {
-                sources.observe_oci(&repo);
-            }
-            futures::future::ready(())
-        });
+    let oci_stream = reflector::reflector(
+        owriter,
+        watcher(oapi, watcher::Config::default()).default_backoff(),
+    )
+    .applied_objects()
+    .for_each(move |res| {
+        match res {
+            Ok(repo) => sources.observe_oci(&repo),
+            Err(e) => tracing::warn!(error = %e, "watching OCIRepositories"),
+        }
+        futures::future::ready(())
+    });
     let oci_task = tokio::spawn(oci_stream);
     if greader.wait_until_ready().await.is_err() {
         tracing::error!("the GitRepository watch stopped before it synced");
@@ -210,7 +218,7 @@ pub async fn run(
     let readiness = triggers::ReadinessTracker::new(kreader.clone(), tx);
     let trigger = reflector::reflector(
         kwriter,
-        watcher(kapi, crate::shared::watch_config(&options_selector)),
+        watcher(kapi, crate::shared::watch_config(&options_selector)).default_backoff(),
     )
     .applied_objects()
     .inspect(move |res| {

@@ -142,7 +142,7 @@ pub(crate) async fn run<K: Source>(
         versions: crate::fresh::Versions::default(),
     });
     let (reader, writer) = reflector::store();
-    let trigger = reflector::reflector(writer, watcher(api, watch))
+    let trigger = reflector::reflector(writer, watcher(api, watch).default_backoff())
         .applied_objects()
         .predicate_filter(
             crate::shared::trigger_hash,

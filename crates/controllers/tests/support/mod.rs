@@ -134,6 +134,10 @@ async fn start_full(
     source_controller: bool,
     options: kustomization::Options,
 ) -> Env {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
     let server = common::start_with(tidegate_apiserver::Config {
         workload_simulator: Some(Duration::from_millis(300)),
         ..Default::default()
@@ -141,12 +145,13 @@ async fn start_full(
     .await;
     let crds = tidegate_api::crds::stream();
     server.ok_stdin(&["apply", "--server-side", "-f", "-"], &crds);
-    server.ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/gitrepositories.source.toolkit.fluxcd.io",
-        "crd/kustomizations.kustomize.toolkit.fluxcd.io",
-    ]);
+    let mut wait = vec!["wait", "--for=condition=Established"];
+    let names: Vec<String> = tidegate_api::crds::names()
+        .iter()
+        .map(|n| format!("crd/{n}"))
+        .collect();
+    wait.extend(names.iter().map(String::as_str));
+    server.ok(&wait);
     let (storage, storage_dir) = git_support::artifact_server().await;
     let (tx, rx) = tokio::sync::watch::channel(false);
     let stop = move || {
