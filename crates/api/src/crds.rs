@@ -12,6 +12,9 @@ pub const OCI_REPOSITORY: &str =
 pub const HELM_REPOSITORY: &str =
     include_str!("../crds/source.toolkit.fluxcd.io_helmrepositories.yaml");
 
+/// `helmcharts.source.toolkit.fluxcd.io`.
+pub const HELM_CHART: &str = include_str!("../crds/source.toolkit.fluxcd.io_helmcharts.yaml");
+
 /// `kustomizations.kustomize.toolkit.fluxcd.io`.
 pub const KUSTOMIZATION: &str =
     include_str!("../crds/kustomize.toolkit.fluxcd.io_kustomizations.yaml");
@@ -22,6 +25,7 @@ pub fn all() -> Vec<&'static str> {
         GIT_REPOSITORY,
         OCI_REPOSITORY,
         HELM_REPOSITORY,
+        HELM_CHART,
         KUSTOMIZATION,
     ]
 }
@@ -59,6 +63,7 @@ mod tests {
                 "gitrepositories.source.toolkit.fluxcd.io",
                 "ocirepositories.source.toolkit.fluxcd.io",
                 "helmrepositories.source.toolkit.fluxcd.io",
+                "helmcharts.source.toolkit.fluxcd.io",
                 "kustomizations.kustomize.toolkit.fluxcd.io"
             ]
         );

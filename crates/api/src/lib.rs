@@ -4,12 +4,14 @@
 pub mod conditions;
 pub mod crds;
 pub mod gitrepository;
+pub mod helmchart;
 pub mod helmrepository;
 pub mod kustomization;
 pub mod meta;
 pub mod ocirepository;
 
 pub use gitrepository::{GitRepository, GitRepositorySpec, GitRepositoryStatus};
+pub use helmchart::{HelmChart, HelmChartSpec, HelmChartStatus};
 pub use helmrepository::{HelmRepository, HelmRepositorySpec, HelmRepositoryStatus};
 pub use kustomization::{Kustomization, KustomizationSpec, KustomizationStatus};
 pub use ocirepository::{OCIRepository, OCIRepositorySpec, OCIRepositoryStatus};

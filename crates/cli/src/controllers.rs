@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
-use tidegate_controllers::{gitrepository, helmrepository, kustomization, leader, ocirepository};
+use tidegate_controllers::{
+    gitrepository, helmchart, helmrepository, kustomization, leader, ocirepository,
+};
 use tidegate_source::storage::{Retention, Storage};
 
 use crate::cluster::ClusterArgs;
@@ -289,6 +291,13 @@ impl Set {
                 stop(),
             )));
             tasks.push(tokio::spawn(helmrepository::run(
+                self.client.clone(),
+                self.storage.clone(),
+                self.metrics.clone(),
+                self.source.clone(),
+                stop(),
+            )));
+            tasks.push(tokio::spawn(helmchart::run(
                 self.client.clone(),
                 self.storage.clone(),
                 self.metrics.clone(),

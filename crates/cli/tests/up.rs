@@ -549,7 +549,8 @@ fn flux_verbs_tree_and_stats_against_up() {
     assert!(rows[1][4].ends_with("KiB"), "{out}");
     assert_eq!(rows[2], ["OCIRepository", "0", "0", "0", "0 B"]);
     assert_eq!(rows[3], ["HelmRepository", "0", "0", "0", "0 B"]);
-    assert_eq!(rows[4], ["Kustomization", "4", "0", "0", "-"]);
+    assert_eq!(rows[4], ["HelmChart", "0", "0", "0", "0 B"]);
+    assert_eq!(rows[5], ["Kustomization", "4", "0", "0", "-"]);
     let (code, out, _) = tidegate(&kc, &["events", "--for", "Kustomization/apps-staging"]);
     assert_eq!(code, 0);
     let header: Vec<&str> = out

@@ -2,6 +2,7 @@
 //! so what runs against the embedded API server runs against any Kubernetes.
 //!
 //! - [`gitrepository`]: `source.toolkit.fluxcd.io/v1` GitRepository (Flux's source-controller);
+//! - [`helmchart`]: `source.toolkit.fluxcd.io/v1` HelmChart (source-controller);
 //! - [`helmrepository`]: `source.toolkit.fluxcd.io/v1` HelmRepository (source-controller);
 //! - [`ocirepository`]: `source.toolkit.fluxcd.io/v1` OCIRepository (source-controller);
 //! - [`kustomization`]: `kustomize.toolkit.fluxcd.io/v1` Kustomization (Flux's
@@ -12,6 +13,7 @@ pub mod events;
 pub mod finalizer;
 pub mod fresh;
 pub mod gitrepository;
+pub mod helmchart;
 pub mod helmrepository;
 pub mod kustomization;
 pub mod leader;

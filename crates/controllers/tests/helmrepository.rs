@@ -1,4 +1,4 @@
-//! The HelmRepository controller against the embedded API server and a static chart repository
+//! The HelmRepository and HelmChart controllers against the embedded API server and a static chart repository
 //! on loopback whose `index.yaml` the real helm (v4.1.4) made with `helm package` and
 //! `helm repo index`, with and without basic auth.
 
@@ -275,5 +275,92 @@ async fn basic_auth_bad_indexes_and_oci_repositories() {
     assert!(
         o["status"]["conditions"].is_null() && o["status"]["artifact"].is_null(),
         "{o}"
+    );
+}
+
+fn helm_chart(name: &str, chart: &str, repo: &str, version: &str) -> String {
+    format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 10m\n  chart: {chart}\n  version: \"{version}\"\n  sourceRef:\n    kind: HelmRepository\n    name: {repo}\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn charts_are_pulled_from_the_stored_index() {
+    let env = start().await;
+    let charts = tempfile::tempdir().unwrap();
+    let server = serve(charts.path().to_path_buf(), Some(("fleet", "pa55word"))).await;
+    package(&server.dir, "podinfo", "6.5.0");
+    package(&server.dir, "podinfo", "6.5.1");
+    package(&server.dir, "podinfo", "7.0.0-rc.1");
+    // Relative URLs in the index, as `helm repo index` writes without --url.
+    run_helm(&["repo", "index", server.dir.to_str().unwrap()]);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: default\nstringData:\n  username: fleet\n  password: pa55word\n",
+    );
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_repository("charts", &server.url, "  secretRef:\n    name: creds\n"),
+    );
+    for (name, version, want) in [
+        ("latest", "*", "6.5.1"),
+        ("exact", "6.5.0", "6.5.0"),
+        ("range", ">=6.0.0-0", "7.0.0-rc.1"),
+    ] {
+        env.server.ok_stdin(
+            &["apply", "-f", "-"],
+            &helm_chart(name, "podinfo", "charts", version),
+        );
+        let o = wait_for(&env, &format!("helmchart/{name}"), "Ready", ready).await;
+        let c = condition(&o, "Ready").unwrap();
+        assert_eq!(c["reason"], "ChartPullSucceeded", "{name}: {c}");
+        assert_eq!(
+            c["message"],
+            format!("pulled 'podinfo' chart with version '{want}'")
+        );
+        let a = &o["status"]["artifact"];
+        assert_eq!(a["revision"], want);
+        assert!(
+            a["path"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("helmchart/default/{name}/podinfo-{want}.tgz")),
+            "{a}"
+        );
+        let (code, body) = http_get(a["url"].as_str().unwrap()).await;
+        assert_eq!(code, 200);
+        assert_eq!(
+            body,
+            std::fs::read(server.dir.join(format!("podinfo-{want}.tgz"))).unwrap(),
+            "{name}: the package as published"
+        );
+        assert_eq!(o["status"]["observedChartName"], "podinfo");
+        assert!(
+            o["status"]["url"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("/helmchart/default/{name}/latest.tar.gz"))
+        );
+    }
+    // Bad references.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_chart("missing", "nginx", "charts", "*"),
+    );
+    let o = wait_for(&env, "helmchart/missing", "Ready=False", ready_false).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(c["reason"], "InvalidChartReference", "{c}");
+    assert_eq!(
+        c["message"],
+        "invalid chart reference: failed to get chart version for remote reference: no chart name found"
+    );
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_chart("too-new", "podinfo", "charts", ">=8.0.0"),
+    );
+    let o = wait_for(&env, "helmchart/too-new", "Ready=False", ready_false).await;
+    assert_eq!(
+        condition(&o, "Ready").unwrap()["message"],
+        "invalid chart reference: failed to get chart version for remote reference: no 'podinfo' chart with version matching '>=8.0.0' found"
     );
 }

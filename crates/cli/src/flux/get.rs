@@ -1,4 +1,4 @@
-//! `tidegate get sources git|oci|helm|all | kustomizations | all [-A]`: Flux's table
+//! `tidegate get sources git|oci|helm|chart|all | kustomizations | all [-A]`: Flux's table
 //! (`NAME REVISION SUSPENDED READY MESSAGE`, `NAMESPACE` first with `-A`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -6,7 +6,9 @@ use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client};
 use serde_json::Value;
 
-use super::kind::{GIT_REPOSITORY, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
+use super::kind::{
+    GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
+};
 
 use super::Global;
 
@@ -32,6 +34,8 @@ pub enum SourceWhat {
     Oci(Args),
     /// HelmRepositories.
     Helm(Args),
+    /// HelmCharts.
+    Chart(Args),
     /// Every source kind.
     All(Args),
 }
@@ -189,9 +193,11 @@ pub async fn run(what: What) -> anyhow::Result<()> {
         What::Sources(SourceWhat::Git(a)) => (&[GIT_REPOSITORY], a),
         What::Sources(SourceWhat::Oci(a)) => (&[OCI_REPOSITORY], a),
         What::Sources(SourceWhat::Helm(a)) => (&[HELM_REPOSITORY], a),
-        What::Sources(SourceWhat::All(a)) => {
-            (&[GIT_REPOSITORY, OCI_REPOSITORY, HELM_REPOSITORY], a)
-        }
+        What::Sources(SourceWhat::Chart(a)) => (&[HELM_CHART], a),
+        What::Sources(SourceWhat::All(a)) => (
+            &[GIT_REPOSITORY, OCI_REPOSITORY, HELM_REPOSITORY, HELM_CHART],
+            a,
+        ),
         What::Kustomizations(a) => (&[KUSTOMIZATION], a),
         What::All(a) => (
             &[

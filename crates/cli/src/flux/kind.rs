@@ -55,12 +55,22 @@ pub const HELM_REPOSITORY: Kind = Kind {
     verb: "fetched",
 };
 
+/// HelmCharts.
+pub const HELM_CHART: Kind = Kind {
+    kind: "HelmChart",
+    group: "source.toolkit.fluxcd.io",
+    plural: "helmcharts",
+    revision: "/status/artifact/revision",
+    verb: "fetched",
+};
+
 /// The source kinds, by the kind name a `sourceRef` uses.
 pub fn source_kind(kind: &str) -> Option<Kind> {
     match kind {
         "GitRepository" => Some(GIT_REPOSITORY),
         "OCIRepository" => Some(OCI_REPOSITORY),
         "HelmRepository" => Some(HELM_REPOSITORY),
+        "HelmChart" => Some(HELM_CHART),
         _ => None,
     }
 }
@@ -120,6 +130,8 @@ pub enum SourceTarget<S: clap::Args> {
     Oci(S),
     /// A HelmRepository.
     Helm(S),
+    /// A HelmChart.
+    Chart(S),
 }
 
 impl<A: clap::Args> Target<A, A> {
@@ -129,6 +141,7 @@ impl<A: clap::Args> Target<A, A> {
             Target::Source(SourceTarget::Git(a)) => (GIT_REPOSITORY, "source git", a),
             Target::Source(SourceTarget::Oci(a)) => (OCI_REPOSITORY, "source oci", a),
             Target::Source(SourceTarget::Helm(a)) => (HELM_REPOSITORY, "source helm", a),
+            Target::Source(SourceTarget::Chart(a)) => (HELM_CHART, "source chart", a),
             Target::Kustomization(a) => (KUSTOMIZATION, "kustomization", a),
         }
     }

@@ -8,7 +8,9 @@ use kube::Client;
 use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
-use super::kind::{GIT_REPOSITORY, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
+use super::kind::{
+    GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
+};
 use super::kind::{SourceTarget, Target};
 use super::{Global, action, success, waiting};
 
@@ -126,6 +128,17 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             let client = a.global.cluster.client().await?;
             request(
                 GIT_REPOSITORY,
+                &client,
+                &a.global.namespace,
+                &a.name,
+                a.global.timeout,
+            )
+            .await
+        }
+        Target::Source(SourceTarget::Chart(a)) => {
+            let client = a.global.cluster.client().await?;
+            request(
+                HELM_CHART,
                 &client,
                 &a.global.namespace,
                 &a.name,

@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use super::Global;
 use super::kind::{
-    GIT_REPOSITORY, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY, is_suspended, ready_condition,
+    GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY, is_suspended,
+    ready_condition,
 };
 
 /// Flags of `stats`.
@@ -49,6 +50,7 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
         (GIT_REPOSITORY, true),
         (OCI_REPOSITORY, true),
         (HELM_REPOSITORY, true),
+        (HELM_CHART, true),
         (KUSTOMIZATION, false),
     ] {
         let api = if a.all_namespaces {

@@ -6,7 +6,7 @@
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 
-use super::kind::{GIT_REPOSITORY, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY};
+use super::kind::{GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY};
 use super::{Global, action, crd_resource, resource, success, waiting};
 
 /// Flags of `uninstall`.
@@ -136,9 +136,9 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
     action("deleting toolkit.fluxcd.io finalizers in all namespaces");
     for kind in [
         GIT_REPOSITORY,
-        HELM_REPOSITORY,
         OCI_REPOSITORY,
         HELM_REPOSITORY,
+        HELM_CHART,
         KUSTOMIZATION,
     ] {
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind.resource());

@@ -196,6 +196,7 @@ fn done(revision: String, subject: Option<String>, verified: Option<String>) -> 
         ),
         revision,
         verified,
+        reason: "Succeeded",
     }
 }
 

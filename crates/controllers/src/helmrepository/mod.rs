@@ -5,6 +5,8 @@
 
 mod reconcile;
 
+pub(crate) use reconcile::MAX_INDEX_SIZE;
+
 use std::sync::Arc;
 
 use kube::Client;

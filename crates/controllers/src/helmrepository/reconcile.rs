@@ -186,6 +186,7 @@ fn done(revision: String, size: i64, url: &str) -> Done {
         ),
         revision,
         verified: None,
+        reason: "Succeeded",
     }
 }
 

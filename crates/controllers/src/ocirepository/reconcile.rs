@@ -53,6 +53,7 @@ fn done(revision: String, url: &str, annotations: &BTreeMap<String, String>) -> 
         new_artifact_message: event,
         revision,
         verified: None,
+        reason: "Succeeded",
     }
 }
 

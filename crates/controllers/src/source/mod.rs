@@ -213,6 +213,8 @@ pub(crate) struct Done {
     pub new_artifact_message: String,
     /// A verification's message (`SourceVerified=True`).
     pub verified: Option<String>,
+    /// `ArtifactInStorage`'s reason (`Succeeded`; HelmChart: `ChartPullSucceeded`, …).
+    pub reason: &'static str,
 }
 
 /// One reconcile of a source: deletion, finalizer, suspend, the progress condition, the kind's
@@ -287,7 +289,7 @@ pub(crate) async fn reconcile<K: Source>(
                 cs,
                 ARTIFACT_IN_STORAGE,
                 true,
-                "Succeeded",
+                done.reason,
                 &done.ready_message,
                 generation,
             );
@@ -311,8 +313,13 @@ pub(crate) async fn reconcile<K: Source>(
             if new_digest != old_digest {
                 let note = &done.new_artifact_message;
                 tracing::info!(name, namespace = ns, revision = done.revision, "{note}");
+                let reason = if done.reason == "Succeeded" {
+                    "NewArtifact"
+                } else {
+                    done.reason
+                };
                 sh.recorder
-                    .publish(obj, EventType::Normal, "NewArtifact", note, &annotations)
+                    .publish(obj, EventType::Normal, reason, note, &annotations)
                     .await;
             } else if had_failure {
                 sh.recorder
@@ -615,5 +622,21 @@ impl Source for tidegate_api::HelmRepository {
     }
     fn interval(&self) -> &str {
         self.spec.interval.as_deref().unwrap_or("10m")
+    }
+}
+
+source_status!(tidegate_api::helmchart::HelmChartStatus);
+
+impl Source for tidegate_api::HelmChart {
+    type Status = tidegate_api::HelmChartStatus;
+    const KIND: &'static str = "HelmChart";
+    fn status(&self) -> Option<&Self::Status> {
+        self.status.as_ref()
+    }
+    fn suspended(&self) -> bool {
+        self.spec.suspend
+    }
+    fn interval(&self) -> &str {
+        &self.spec.interval
     }
 }

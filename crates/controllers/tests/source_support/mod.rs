@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tidegate_controllers::metrics::Metrics;
-use tidegate_controllers::{gitrepository, helmrepository, kustomization, ocirepository};
+use tidegate_controllers::{
+    gitrepository, helmchart, helmrepository, kustomization, ocirepository,
+};
 
 #[path = "../../../apiserver/tests/common/mod.rs"]
 pub mod common;
@@ -60,6 +62,13 @@ pub async fn start() -> Env {
     let client = kube::Client::try_from(config.clone()).unwrap();
     let metrics = Metrics::new();
     tokio::spawn(ocirepository::run(
+        client.clone(),
+        storage.clone(),
+        metrics.clone(),
+        gitrepository::Options::default(),
+        stop(),
+    ));
+    tokio::spawn(helmchart::run(
         client.clone(),
         storage.clone(),
         metrics.clone(),
