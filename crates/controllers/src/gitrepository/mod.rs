@@ -60,8 +60,14 @@ pub async fn run(
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    crate::source::run::<GitRepository>(client, storage, metrics, options, shutdown, |obj, ctx| {
-        Box::pin(async move { reconcile::reconcile(&obj, &ctx).await })
-    })
+    crate::source::run::<GitRepository>(
+        client,
+        storage,
+        metrics,
+        options,
+        shutdown,
+        |obj, ctx| Box::pin(async move { reconcile::reconcile(&obj, &ctx).await }),
+        None,
+    )
     .await;
 }

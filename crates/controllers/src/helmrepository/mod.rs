@@ -32,6 +32,7 @@ pub async fn run(
         options,
         shutdown,
         |obj, ctx| Box::pin(async move { reconcile::reconcile(&obj, &ctx).await }),
+        None,
     )
     .await;
 }

@@ -78,6 +78,17 @@ pub(crate) trait Source:
     fn interval(&self) -> &str;
 }
 
+/// More reasons to reconcile objects of kind `K` than their own changes: given the
+/// controller's store of `K`, a stream of the objects to reconcile (HelmCharts when their
+/// HelmRepository's artifact changes).
+pub(crate) type ExtraTriggers<K> = Box<
+    dyn FnOnce(
+            kube::runtime::reflector::Store<K>,
+        )
+            -> futures::stream::BoxStream<'static, kube::runtime::reflector::ObjectRef<K>>
+        + Send,
+>;
+
 /// A kind's reconcile of one (fresh) object.
 pub(crate) type KindReconcile<K> =
     fn(Arc<K>, Arc<Context>) -> futures::future::BoxFuture<'static, Result<Action, ReconcileError>>;
@@ -121,6 +132,7 @@ pub(crate) async fn run<K: Source>(
     options: crate::gitrepository::Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
     reconcile_kind: KindReconcile<K>,
+    extra_triggers: Option<ExtraTriggers<K>>,
 ) {
     use futures::StreamExt;
     use kube::runtime::controller::Controller;
@@ -148,7 +160,11 @@ pub(crate) async fn run<K: Source>(
             crate::shared::trigger_hash,
             kube::runtime::PredicateConfig::default(),
         );
-    Controller::for_stream(trigger, reader)
+    let mut controller = Controller::for_stream(trigger, reader.clone());
+    if let Some(extra) = extra_triggers {
+        controller = controller.reconcile_on(extra(reader));
+    }
+    controller
         .with_config(kube::runtime::controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(shutdown)
         .run(
