@@ -1,4 +1,4 @@
-//! `tidegate create source git|oci|helm NAME …` and `tidegate create kustomization NAME …`: build the
+//! `tidegate create source git|oci|helm|chart NAME …` and `tidegate create kustomization NAME …`: build the
 //! object from flags, print it (`--export`, Flux's YAML with `---` and sorted keys) or apply it
 //! with server-side apply and wait for it to become ready.
 
@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::kind::{GIT_REPOSITORY, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY};
+use super::kind::{
+    GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
+};
 use super::reconcile::wait_handled;
 use super::secret::SecretGitArgs;
 use super::{Global, action, success, waiting};
@@ -34,6 +36,35 @@ pub enum SourceWhat {
     Oci(OciArgs),
     /// A HelmRepository (`oci://` URLs make one of type `oci`).
     Helm(HelmArgs),
+    /// A HelmChart.
+    Chart(ChartArgs),
+}
+
+/// Flags of `create source chart`.
+#[derive(clap::Args, Debug)]
+pub struct ChartArgs {
+    /// The HelmChart's name.
+    name: String,
+    /// The source: `<kind>/<name>` (HelmRepository, GitRepository or Bucket).
+    #[arg(long)]
+    source: String,
+    /// The chart's name in the repository, or its path in a Git or Bucket source.
+    #[arg(long)]
+    chart: String,
+    /// A version or a semver constraint.
+    #[arg(long)]
+    chart_version: Option<String>,
+    /// `ChartVersion` or `Revision`.
+    #[arg(long, default_value = "ChartVersion", value_parser = ["ChartVersion", "Revision"])]
+    reconcile_strategy: String,
+    /// Source sync interval.
+    #[arg(long, default_value = "1m")]
+    interval: String,
+    /// Print the object as YAML instead of applying it.
+    #[arg(long)]
+    export: bool,
+    #[command(flatten)]
+    global: Global,
 }
 
 /// Flags of `create source helm`.
@@ -262,6 +293,29 @@ fn helm_object(a: &HelmArgs) -> anyhow::Result<Value> {
     }))
 }
 
+fn chart_object(a: &ChartArgs) -> anyhow::Result<Value> {
+    let Some((kind, name)) = a.source.split_once('/') else {
+        anyhow::bail!("--source: expected <kind>/<name> (HelmRepository, GitRepository, Bucket)");
+    };
+    if !matches!(kind, "HelmRepository" | "GitRepository" | "Bucket") || name.is_empty() {
+        anyhow::bail!("--source: expected <kind>/<name> (HelmRepository, GitRepository, Bucket)");
+    }
+    let mut spec = Map::new();
+    spec.insert("chart".into(), json!(a.chart));
+    spec.insert("interval".into(), json!(interval(&a.interval)?));
+    spec.insert("reconcileStrategy".into(), json!(a.reconcile_strategy));
+    spec.insert("sourceRef".into(), json!({"kind": kind, "name": name}));
+    if let Some(v) = &a.chart_version {
+        spec.insert("version".into(), json!(v));
+    }
+    Ok(json!({
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "HelmChart",
+        "metadata": {"name": a.name, "namespace": a.global.namespace},
+        "spec": spec,
+    }))
+}
+
 /// `[<kind>/]<name>[.<namespace>]`.
 fn source_ref(text: &str) -> anyhow::Result<Value> {
     let (kind, rest) = match text.split_once('/') {
@@ -395,6 +449,21 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
+        What::Source(SourceWhat::Chart(a)) => {
+            let obj = chart_object(&a)?;
+            if a.export {
+                print!("{}", export_yaml(&obj));
+                return Ok(());
+            }
+            create(
+                HELM_CHART,
+                "HelmChart source",
+                obj,
+                &a.global,
+                a.global.timeout,
+            )
+            .await
+        }
         What::Secret(SecretWhat::Git(a)) => super::secret::run(a).await,
         What::Kustomization(a) => {
             let obj = kustomization_object(&a)?;
@@ -431,6 +500,7 @@ mod tests {
             What::Source(SourceWhat::Git(a)) => export_yaml(&git_object(&a).unwrap()),
             What::Source(SourceWhat::Oci(a)) => export_yaml(&oci_object(&a).unwrap()),
             What::Source(SourceWhat::Helm(a)) => export_yaml(&helm_object(&a).unwrap()),
+            What::Source(SourceWhat::Chart(a)) => export_yaml(&chart_object(&a).unwrap()),
             What::Kustomization(a) => export_yaml(&kustomization_object(&a).unwrap()),
             What::Secret(SecretWhat::Git(a)) => {
                 export_yaml(&super::super::secret::secret_object(&a).unwrap())
@@ -480,6 +550,20 @@ mod tests {
                 "--export",
             ]),
             "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: podinfo\n  namespace: flux-system\nspec:\n  interval: 10m0s\n  url: https://stefanprodan.github.io/podinfo\n"
+        );
+        // The fields flux's `create source chart` sets, with its default strategy.
+        assert_eq!(
+            exported(&[
+                "source",
+                "chart",
+                "podinfo",
+                "--source=HelmRepository/podinfo",
+                "--chart=podinfo",
+                "--chart-version=>6.0.0",
+                "--interval=10m",
+                "--export",
+            ]),
+            "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata:\n  name: podinfo\n  namespace: flux-system\nspec:\n  chart: podinfo\n  interval: 10m0s\n  reconcileStrategy: ChartVersion\n  sourceRef:\n    kind: HelmRepository\n    name: podinfo\n  version: '>6.0.0'\n"
         );
         // `flux create kustomization podinfo --source=podinfo --path=./kustomize --prune=true
         // --interval=5m --export`.
