@@ -1,26 +1,74 @@
-//! The HelmChart reconciler (Flux's source-controller): selects a chart version from a
-//! HelmRepository's stored index, downloads the chart package and stores it as the artifact
-//! `<name>-<version>.tgz`.
+//! The HelmChart reconciler (Flux's source-controller): builds a chart from a HelmRepository
+//! (its stored index, or an OCI registry) or from a GitRepository's artifact, by Flux's
+//! rules (version selection, values files, version metadata, dependencies), and stores it as
+//! the artifact `<name>-<version>.tgz`.
 //!
-//! So far only charts from `type: default` HelmRepositories, without `valuesFiles`; charts
-//! from OCI repositories, GitRepositories and Buckets stall with a clear message.
+//! Charts from Buckets and `spec.verify` stall with a clear message.
 
+mod build;
+mod local;
 mod reconcile;
-
-use std::sync::Arc;
+mod remote;
+mod repository;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, ResourceExt};
-use tidegate_api::{HelmChart, HelmRepository};
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tidegate_api::{GitRepository, HelmChart, HelmRepository};
 use tidegate_source::storage::Storage;
 
 use crate::gitrepository::Options;
 use crate::metrics::Metrics;
+
+/// HelmCharts of source `kind` to reconcile when an object of that kind gets a new artifact
+/// revision (`revision` reads it), as Flux's HelmChart controller watches its sources.
+fn on_new_artifact<S>(
+    api: Api<S>,
+    kind: &'static str,
+    revision: fn(&S) -> Option<String>,
+    charts: Store<HelmChart>,
+) -> futures::stream::BoxStream<'static, ObjectRef<HelmChart>>
+where
+    S: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    let seen: Mutex<HashMap<(String, String), String>> = Mutex::default();
+    watcher(api, watcher::Config::default())
+        .default_backoff()
+        .applied_objects()
+        .filter_map(move |res| {
+            let out = res.ok().map(|source| {
+                let ns = source.namespace().unwrap_or_default();
+                let name = source.name_any();
+                let rev = revision(&source).unwrap_or_default();
+                let changed = {
+                    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+                    seen.insert((ns.clone(), name.clone()), rev.clone())
+                        .is_none_or(|old| old != rev)
+                };
+                if !changed || rev.is_empty() {
+                    return Vec::new();
+                }
+                charts
+                    .state()
+                    .iter()
+                    .filter(|c| {
+                        c.spec.source_ref.kind == kind
+                            && c.spec.source_ref.name == name
+                            && c.namespace().as_deref() == Some(ns.as_str())
+                    })
+                    .map(|c| ObjectRef::from_obj(c.as_ref()))
+                    .collect()
+            });
+            futures::future::ready(out)
+        })
+        .flat_map(futures::stream::iter)
+        .boxed()
+}
 
 /// Runs the HelmChart controller until `shutdown` resolves. It takes the source-controller's
 /// settings ([`Options`]).
@@ -31,50 +79,28 @@ pub async fn run(
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let repositories: Api<HelmRepository> = match &options.namespace {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    };
-    // A HelmRepository whose artifact changed wakes the HelmCharts built from it, as Flux's
-    // HelmChart controller watches HelmRepositories.
+    let (helm_repos, git_repos): (Api<HelmRepository>, Api<GitRepository>) =
+        match &options.namespace {
+            Some(ns) => (
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced(client.clone(), ns),
+            ),
+            None => (Api::all(client.clone()), Api::all(client.clone())),
+        };
     let triggers: crate::source::ExtraTriggers<HelmChart> = Box::new(move |charts| {
-        let seen: Mutex<HashMap<(String, String), String>> = Mutex::default();
-        watcher(repositories, watcher::Config::default())
-            .default_backoff()
-            .applied_objects()
-            .filter_map(move |res| {
-                let out = res.ok().map(|repo| {
-                    let ns = repo.namespace().unwrap_or_default();
-                    let name = repo.name_any();
-                    let revision = repo
-                        .status
-                        .as_ref()
-                        .and_then(|s| s.artifact.as_ref())
-                        .map(|a| a.revision.clone())
-                        .unwrap_or_default();
-                    let changed = {
-                        let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-                        seen.insert((ns.clone(), name.clone()), revision.clone())
-                            .is_none_or(|old| old != revision)
-                    };
-                    if !changed || revision.is_empty() {
-                        return Vec::new();
-                    }
-                    charts
-                        .state()
-                        .iter()
-                        .filter(|c| {
-                            c.spec.source_ref.kind == "HelmRepository"
-                                && c.spec.source_ref.name == name
-                                && c.namespace().as_deref() == Some(ns.as_str())
-                        })
-                        .map(|c| ObjectRef::from_obj(c.as_ref()))
-                        .collect()
-                });
-                futures::future::ready(out)
-            })
-            .flat_map(futures::stream::iter)
-            .boxed()
+        let helm = on_new_artifact(
+            helm_repos,
+            "HelmRepository",
+            |r: &HelmRepository| Some(r.status.as_ref()?.artifact.as_ref()?.revision.clone()),
+            charts.clone(),
+        );
+        let git = on_new_artifact(
+            git_repos,
+            "GitRepository",
+            |r: &GitRepository| Some(r.status.as_ref()?.artifact.as_ref()?.revision.clone()),
+            charts,
+        );
+        futures::stream::select(helm, git).boxed()
     });
     crate::source::run::<HelmChart>(
         client,

@@ -1,35 +1,27 @@
-//! One HelmChart reconcile. Messages and reasons are Flux's.
+//! One HelmChart reconcile: the source resolved, the chart built by Flux's rules (remote
+//! builder for HelmRepositories, local builder for GitRepository artifacts), the package
+//! stored as `<name>-<version>.tgz`. Messages and reasons are Flux's.
 
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use tidegate_api::conditions;
 use tidegate_api::helmchart::HelmChartStatus;
 use tidegate_api::meta::Artifact;
-use tidegate_api::{HelmChart, HelmRepository};
-use tidegate_source::helm_index::{self, HttpOptions};
+use tidegate_api::{GitRepository, HelmChart, HelmRepository};
 use tidegate_source::storage::Storage;
 
-use crate::source::failure::{
-    ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, FETCH_FAILED, Failure, STORAGE_FAILED,
-};
-use crate::source::{Context, Done, ReconcileError, progressing, secret_data};
+use super::build::{Build, BuildError, BuildOptions, CHART_PULL};
+use super::local::{self, DependencyManager};
+use super::remote;
+use super::repository::{self, GetError, normalize_url};
+use crate::source::failure::{ARTIFACT_OUTDATED, FETCH_FAILED, Failure, STORAGE_FAILED};
+use crate::source::{Context, Done, ReconcileError, progressing};
 
-/// The largest chart package accepted.
-const MAX_CHART_SIZE: u64 = 100 << 20;
+/// The largest source artifact a chart is built from.
+const MAX_SOURCE_SIZE: u64 = 500 << 20;
 
 pub(super) async fn reconcile(obj: &HelmChart, ctx: &Context) -> Result<Action, ReconcileError> {
     crate::source::reconcile(obj, &ctx.shared(), async |st| steps(obj, ctx, st).await).await
-}
-
-fn done(name: &str, version: &str) -> Done {
-    let message = format!("pulled '{name}' chart with version '{version}'");
-    Done {
-        ready_message: message.clone(),
-        new_artifact_message: message,
-        revision: version.to_string(),
-        verified: None,
-        reason: "ChartPullSucceeded",
-    }
 }
 
 fn unsupported(what: String) -> Failure {
@@ -41,160 +33,199 @@ fn unsupported(what: String) -> Failure {
     .stall()
 }
 
+fn source_unavailable(e: kube::Error) -> Failure {
+    let detail = match &e {
+        kube::Error::Api(s) => s.message.clone(),
+        other => other.to_string(),
+    };
+    Failure::new(
+        FETCH_FAILED,
+        "SourceUnavailable",
+        format!("failed to get source: {detail}"),
+    )
+}
+
+fn no_source_artifact(kind: &str, name: &str, ctx: &Context) -> Failure {
+    Failure::new(
+        FETCH_FAILED,
+        "NoSourceArtifact",
+        format!("no artifact available for {kind} source '{name}'"),
+    )
+    .wait(ctx.options.requeue_dependency)
+}
+
+/// The commit hash in a Git revision (`main@sha1:<hex>`, `sha1:<hex>`, legacy `main/<hex>`).
+fn git_hash(revision: &str) -> &str {
+    let tail = revision.rsplit('@').next().unwrap_or(revision);
+    let tail = tail.split_once(':').map_or(tail, |(_, h)| h);
+    tail.rsplit('/').next().unwrap_or(tail)
+}
+
 async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Result<Done, Failure> {
     let spec = &obj.spec;
     let ns = obj.namespace().unwrap_or_default();
     let name = obj.name_any();
     let generation = obj.metadata.generation;
-    if spec.source_ref.kind != "HelmRepository" {
-        return Err(unsupported(format!(
-            "a chart from a {}",
-            spec.source_ref.kind
-        )));
-    }
-    if !spec.values_files.is_empty() {
-        return Err(unsupported("spec.valuesFiles".to_string()));
-    }
     if spec.verify.is_some() {
         return Err(unsupported("spec.verify".to_string()));
     }
-    let repos: Api<HelmRepository> = Api::namespaced(ctx.client.clone(), &ns);
-    let repo = repos.get(&spec.source_ref.name).await.map_err(|e| {
-        let detail = match &e {
-            kube::Error::Api(s) => s.message.clone(),
-            other => other.to_string(),
-        };
-        Failure::new(
-            FETCH_FAILED,
-            "SourceUnavailable",
-            format!("failed to get source: {detail}"),
-        )
-    })?;
-    if repo.spec.is_oci() {
-        return Err(unsupported(
-            "a chart from an OCI HelmRepository".to_string(),
-        ));
+    let mut opts = BuildOptions {
+        values_files: spec.values_files.clone(),
+        ignore_missing_values_files: spec.ignore_missing_values_files,
+        force: generation != st.observed_generation,
+        cached_values_files: st.observed_values_files.clone(),
+        ..Default::default()
+    };
+    if let (Some(a), Some(chart)) = (&st.artifact, &st.observed_chart_name) {
+        opts.cached = Some((chart.clone(), a.revision.clone()));
     }
-    let Some(index_artifact) = repo.status.as_ref().and_then(|s| s.artifact.clone()) else {
-        return Err(Failure::new(
-            FETCH_FAILED,
-            "SourceUnavailable",
-            format!(
-                "no artifact available for HelmRepository source '{}'",
-                spec.source_ref.name
-            ),
-        )
-        .wait(ctx.options.requeue_dependency));
+    let source_name = &spec.source_ref.name;
+    let build = match spec.source_ref.kind.as_str() {
+        "HelmRepository" => {
+            let repos: Api<HelmRepository> = Api::namespaced(ctx.client.clone(), &ns);
+            let repo = repos.get(source_name).await.map_err(source_unavailable)?;
+            if !repo.spec.is_oci() {
+                match repo.status.as_ref().and_then(|s| s.artifact.as_ref()) {
+                    Some(a) => st.observed_source_artifact_revision = Some(a.revision.clone()),
+                    None => return Err(no_source_artifact("HelmRepository", source_name, ctx)),
+                }
+            } else if !repo.spec.url.starts_with("oci://") {
+                return Err(Failure::new(
+                    FETCH_FAILED,
+                    "Failed",
+                    format!(
+                        "failed to construct Helm client: invalid OCI registry URL: {}",
+                        normalize_url(&repo.spec.url)
+                    ),
+                )
+                .stall());
+            }
+            if !opts.effective_values_files().is_empty() {
+                opts.version_metadata = generation.unwrap_or(0).to_string();
+            }
+            let chart_repo = repository::for_helm_repository(&repo, ctx, false)
+                .await
+                .map_err(|e| match e {
+                    GetError::Auth(m) => Failure::new(FETCH_FAILED, "AuthenticationFailed", m),
+                    other => BuildError::new(
+                        CHART_PULL,
+                        format!(
+                            "failed to get chart version for remote reference: {}",
+                            other.into_message()
+                        ),
+                    )
+                    .into_failure(),
+                })?;
+            let version = spec.version();
+            remote::build(&chart_repo, &spec.chart, version, &opts)
+                .await
+                .map_err(|e| {
+                    let text = format!("{}: {}", e.reason.summary, e.message);
+                    // Flux's words for authentication and TLS failures, plus the OCI
+                    // client's own ("Not authorized").
+                    let auth = [
+                        "401",
+                        "unauthorized",
+                        "authentication required",
+                        "Not authorized",
+                        "tls",
+                        "unknown certificate authority",
+                    ]
+                    .iter()
+                    .any(|w| text.contains(w));
+                    if auth {
+                        Failure::new(
+                            FETCH_FAILED,
+                            "AuthenticationFailed",
+                            format!("failed to authenticate with the Helm repository: {text}"),
+                        )
+                    } else {
+                        e.into_failure()
+                    }
+                })?
+        }
+        "GitRepository" => {
+            let repos: Api<GitRepository> = Api::namespaced(ctx.client.clone(), &ns);
+            let repo = repos.get(source_name).await.map_err(source_unavailable)?;
+            let Some(artifact) = repo.status.as_ref().and_then(|s| s.artifact.clone()) else {
+                return Err(no_source_artifact("GitRepository", source_name, ctx));
+            };
+            st.observed_source_artifact_revision = Some(artifact.revision.clone());
+            if spec.reconcile_strategy.as_deref() == Some("Revision") {
+                let hash = git_hash(&artifact.revision);
+                opts.version_metadata = hash.chars().take(12).collect();
+            }
+            if !opts.effective_values_files().is_empty() {
+                if !opts.version_metadata.is_empty() {
+                    opts.version_metadata.push('.');
+                }
+                opts.version_metadata
+                    .push_str(&generation.unwrap_or(0).to_string());
+            }
+            from_artifact(obj, ctx, &artifact, &opts).await?
+        }
+        "Bucket" => return Err(unsupported("a chart from a Bucket".to_string())),
+        other => {
+            return Err(Failure::new(
+                FETCH_FAILED,
+                "SourceUnavailable",
+                format!(
+                    "failed to get source: unsupported source kind '{other}', must be one of: [HelmRepository GitRepository Bucket]"
+                ),
+            )
+            .stall());
+        }
     };
 
-    // The chart version from the stored index.
-    let index_bytes = tidegate_source::fetch::download(
-        &ctx.http,
-        &index_artifact.url,
-        &index_artifact.digest,
-        2 * crate::helmrepository::MAX_INDEX_SIZE,
-    )
-    .await
-    .map_err(|e| {
-        Failure::new(
-            FETCH_FAILED,
-            "SourceUnavailable",
-            format!("failed to get source artifact: {e}"),
-        )
-    })?;
-    let index = tidegate_helm::repo::load_index(&index_bytes).map_err(|e| {
-        Failure::new(
-            FETCH_FAILED,
-            "ChartPullError",
-            format!(
-                "failed to load index of HelmRepository '{}': {e}",
-                spec.source_ref.name
-            ),
-        )
-    })?;
-    drop(index_bytes);
-    let chart_version = index.get(&spec.chart, spec.version()).map_err(|e| {
-        Failure::new(
-            FETCH_FAILED,
-            "InvalidChartReference",
-            format!(
-                "invalid chart reference: failed to get chart version for remote reference: {e}"
-            ),
-        )
-    })?;
-    let version = chart_version.version().to_string();
-    let urls: Vec<String> = chart_version.urls().iter().map(|u| u.to_string()).collect();
-    drop(index);
-
-    // Unchanged: same chart, same version, the artifact still there.
-    let same = st.artifact.as_ref().is_some_and(|a| a.revision == version)
-        && st.observed_chart_name.as_deref() == Some(spec.chart.as_str())
-        && conditions::is_true(&st.conditions, ARTIFACT_IN_STORAGE);
-    st.observed_source_artifact_revision = Some(index_artifact.revision.clone());
-    if same {
-        refresh_latest(ctx, st);
-        return Ok(done(&spec.chart, &version));
+    if build.resolved_dependencies > 0 {
+        tracing::debug!(
+            name,
+            namespace = ns,
+            "resolved {} chart dependencies",
+            build.resolved_dependencies
+        );
     }
-    if let Some(a) = &st.artifact {
-        let message = format!("new chart version '{version}'");
-        if a.revision != version {
+    let summary = build.summary();
+    let current = st.observed_chart_name.as_deref() == Some(build.name.as_str())
+        && st
+            .artifact
+            .as_ref()
+            .is_some_and(|a| a.revision == build.version);
+    if !current {
+        if st.artifact.is_some() {
             conditions::set(
                 &mut st.conditions,
                 ARTIFACT_OUTDATED,
                 true,
                 "NewChart",
-                &message,
-                generation,
-            );
-            progressing(
-                &mut st.conditions,
-                &format!("building artifact: {message}"),
+                &summary,
                 generation,
             );
         }
+        progressing(
+            &mut st.conditions,
+            &format!("building artifact: {summary}"),
+            generation,
+        );
     }
-
-    // Download the package with the repository's credentials.
-    let Some(first) = urls.first() else {
-        return Err(Failure::new(
-            FETCH_FAILED,
-            "ChartPullError",
-            format!(
-                "chart '{}' version '{version}' has no downloadable URLs",
-                spec.chart
-            ),
-        ));
+    let done = Done {
+        ready_message: summary.clone(),
+        new_artifact_message: summary,
+        revision: build.version.clone(),
+        verified: None,
+        reason: build.reason(),
     };
-    let chart_url = resolve_url(&repo.spec.url, first);
-    let options = http_options(&repo, &chart_url, ctx).await?;
-    let client = helm_index::client(&options)
-        .map_err(|e| Failure::new(FETCH_FAILED, "AuthenticationFailed", e.to_string()))?;
-    let package = helm_index::download(&client, &chart_url, &options, MAX_CHART_SIZE)
-        .await
-        .map_err(|e| {
-            Failure::new(
-                FETCH_FAILED,
-                "ChartPullError",
-                format!("failed to download chart for remote reference: {e}"),
-            )
-        })?;
-    // It must be a chart.
-    tidegate_helm::chart::load_archive(&package).map_err(|e| {
-        Failure::new(
-            FETCH_FAILED,
-            "ChartPullError",
-            format!(
-                "failed to load chart '{}' version '{version}': {}",
-                spec.chart, e.0
-            ),
-        )
-    })?;
+    let Some(package) = build.package else {
+        // The artifact in storage is this build.
+        refresh_latest(ctx, st);
+        return Ok(done);
+    };
 
     let path = Storage::artifact_path(
         "HelmChart",
         &ns,
         &name,
-        &format!("{}-{version}.tgz", spec.chart),
+        &format!("{}-{}.tgz", build.name, build.version),
     );
     let storage = ctx.storage.clone();
     let store_path = path.clone();
@@ -218,7 +249,7 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
     st.artifact = Some(Artifact {
         url: ctx.storage.url(&path),
         path,
-        revision: version.clone(),
+        revision: build.version.clone(),
         digest: written.digest,
         last_update_time: k8s_openapi::jiff::Timestamp::from_second(conditions::now().as_second())
             .map(|t| t.to_string())
@@ -226,72 +257,62 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
         size: i64::try_from(written.size).ok(),
         metadata: Default::default(),
     });
-    st.observed_chart_name = Some(spec.chart.clone());
-    st.observed_values_files.clear();
-    refresh_latest(ctx, st);
-    Ok(done(&spec.chart, &version))
-}
-
-/// A chart URL from an index, resolved against the repository URL when relative.
-fn resolve_url(repo_url: &str, chart_url: &str) -> String {
-    if chart_url.contains("://") {
-        return chart_url.to_string();
-    }
-    let base = repo_url
-        .split('?')
-        .next()
-        .unwrap_or(repo_url)
-        .trim_end_matches('/');
-    format!("{base}/{}", chart_url.trim_start_matches('/'))
-}
-
-fn host_of(url: &str) -> &str {
-    url.split("://")
-        .nth(1)
-        .unwrap_or("")
-        .split('/')
-        .next()
-        .unwrap_or("")
-}
-
-/// The repository's credentials and TLS for downloading `chart_url`: basic auth only on the
-/// index's host unless `passCredentials`.
-async fn http_options(
-    repo: &HelmRepository,
-    chart_url: &str,
-    ctx: &Context,
-) -> Result<HttpOptions, Failure> {
-    let ns = repo.namespace().unwrap_or_default();
-    let auth_failure = |m: String| Failure::new(FETCH_FAILED, "AuthenticationFailed", m);
-    let mut options = HttpOptions {
-        timeout: tidegate_core::duration::parse(repo.spec.timeout())
-            .unwrap_or(std::time::Duration::from_secs(60)),
-        ..Default::default()
+    st.observed_chart_name = Some(build.name.clone());
+    st.observed_values_files = if spec.ignore_missing_values_files {
+        build.values_files
+    } else {
+        Vec::new()
     };
-    if let Some(r) = &repo.spec.secret_ref {
-        let data = secret_data(&ctx.client, &ns, &r.name)
-            .await
-            .map_err(|m| auth_failure(format!("failed to get authentication secret: {m}")))?;
-        let text = |k: &str| data.get(k).map(|v| String::from_utf8_lossy(v).into_owned());
-        if let (Some(u), Some(p)) = (text("username"), text("password"))
-            && (repo.spec.pass_credentials || host_of(chart_url) == host_of(&repo.spec.url))
-        {
-            options.basic_auth = Some((u, p));
-        }
-    }
-    if let Some(r) = &repo.spec.cert_secret_ref {
-        let data = secret_data(&ctx.client, &ns, &r.name)
-            .await
-            .map_err(|m| auth_failure(format!("failed to get TLS secret: {m}")))?;
-        options.ca_pem = data.get("ca.crt").cloned();
-        if let (Some(c), Some(k)) = (data.get("tls.crt"), data.get("tls.key")) {
-            let mut pem = c.clone();
-            pem.push(b'\n');
-            pem.extend_from_slice(k);
-            options.client_pem = Some(pem);
-        }
-    }
-    Ok(options)
+    refresh_latest(ctx, st);
+    Ok(done)
+}
+
+/// Unpacks the source artifact and builds the chart at `spec.chart` in it.
+async fn from_artifact(
+    obj: &HelmChart,
+    ctx: &Context,
+    artifact: &Artifact,
+    opts: &BuildOptions,
+) -> Result<Build, Failure> {
+    let bytes = tidegate_source::fetch::download(
+        &ctx.http,
+        &artifact.url,
+        &artifact.digest,
+        MAX_SOURCE_SIZE,
+    )
+    .await
+    .map_err(|e| {
+        Failure::new(
+            FETCH_FAILED,
+            "ReadOperationFailed",
+            format!("failed to open source artifact: {e}"),
+        )
+    })?;
+    let dir = tempfile::tempdir().map_err(|e| {
+        Failure::new(
+            FETCH_FAILED,
+            "DirCreationFailed",
+            format!("failed to create temporary working directory: {e}"),
+        )
+    })?;
+    let root = dir.path().join("source");
+    let unpack_root = root.clone();
+    tokio::task::spawn_blocking(move || {
+        std::fs::create_dir(&unpack_root)?;
+        let limits = tidegate_source::extract::Limits {
+            max_size: MAX_SOURCE_SIZE * 8,
+            max_entries: 1_000_000,
+        };
+        tidegate_source::extract::extract_tar_gz(&bytes[..], &unpack_root, limits)
+            .map_err(std::io::Error::other)
+    })
+    .await
+    .map_err(|e| Failure::new(FETCH_FAILED, "Failed", e.to_string()))?
+    .map_err(|e| Failure::new(FETCH_FAILED, "Failed", format!("artifact untar error: {e}")))?;
+    let mut deps = DependencyManager::new(ctx, obj.namespace().unwrap_or_default());
+    let result = local::build(&root, &obj.spec.chart, opts, &mut deps).await;
+    drop(dir);
+    result.map_err(BuildError::into_failure)
 }
 
 /// Points `latest.tar.gz` at the chart and sets `status.url` to it.
@@ -307,15 +328,13 @@ fn refresh_latest(ctx: &Context, st: &mut HelmChartStatus) {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn chart_urls() {
+    fn git_hashes() {
         assert_eq!(
-            super::resolve_url("https://h/charts/", "podinfo-1.0.0.tgz"),
-            "https://h/charts/podinfo-1.0.0.tgz"
+            super::git_hash("main@sha1:0123456789abcdef"),
+            "0123456789abcdef"
         );
-        assert_eq!(
-            super::resolve_url("https://h/charts", "https://cdn/p.tgz"),
-            "https://cdn/p.tgz"
-        );
-        assert_eq!(super::host_of("https://h:8080/x"), "h:8080");
+        assert_eq!(super::git_hash("sha1:abc"), "abc");
+        assert_eq!(super::git_hash("main/abc"), "abc");
+        assert_eq!(super::git_hash("v1.0@sha256:fff"), "fff");
     }
 }

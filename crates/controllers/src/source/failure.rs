@@ -6,6 +6,7 @@ use tidegate_api::conditions::{Polarity, RECONCILING, STALLED};
 
 pub(crate) const ARTIFACT_IN_STORAGE: &str = "ArtifactInStorage";
 pub(crate) const FETCH_FAILED: &str = "FetchFailed";
+pub(crate) const BUILD_FAILED: &str = "BuildFailed";
 pub(crate) const STORAGE_FAILED: &str = "StorageOperationFailed";
 pub(crate) const INCLUDE_UNAVAILABLE: &str = "IncludeUnavailable";
 pub(crate) const ARTIFACT_OUTDATED: &str = "ArtifactOutdated";
@@ -15,6 +16,7 @@ pub(crate) const SOURCE_VERIFIED: &str = "SourceVerified";
 pub(crate) const SUMMARY: &[(&str, Polarity)] = &[
     (STORAGE_FAILED, Polarity::Negative),
     (FETCH_FAILED, Polarity::Negative),
+    (BUILD_FAILED, Polarity::Negative),
     (INCLUDE_UNAVAILABLE, Polarity::Negative),
     (ARTIFACT_OUTDATED, Polarity::Negative),
     (ARTIFACT_IN_STORAGE, Polarity::Positive),

@@ -25,8 +25,8 @@ use crate::metrics::Metrics;
 use crate::status::merge_diff;
 use crate::timing::{Backoff, jittered};
 use failure::{
-    ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, FETCH_FAILED, Failure, INCLUDE_UNAVAILABLE, Retry,
-    SOURCE_VERIFIED, STORAGE_FAILED, SUMMARY,
+    ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, BUILD_FAILED, FETCH_FAILED, Failure,
+    INCLUDE_UNAVAILABLE, Retry, SOURCE_VERIFIED, STORAGE_FAILED, SUMMARY,
 };
 
 /// The status fields every source kind has.
@@ -278,9 +278,14 @@ pub(crate) async fn reconcile<K: Source>(
 
     let interval =
         tidegate_core::duration::parse(obj.interval()).unwrap_or(Duration::from_secs(60));
-    let had_failure = [FETCH_FAILED, INCLUDE_UNAVAILABLE, STORAGE_FAILED]
-        .iter()
-        .any(|c| conditions::is_true(st.conditions(), c));
+    let had_failure = [
+        FETCH_FAILED,
+        BUILD_FAILED,
+        INCLUDE_UNAVAILABLE,
+        STORAGE_FAILED,
+    ]
+    .iter()
+    .any(|c| conditions::is_true(st.conditions(), c));
     // The artifact at the start: a new one with the same digest (rebuilt after it vanished
     // from storage) is not a new artifact.
     let old_digest = st.artifact().as_ref().map(|a| a.digest.clone());
@@ -293,6 +298,7 @@ pub(crate) async fn reconcile<K: Source>(
             let cs = st.conditions();
             for c in [
                 FETCH_FAILED,
+                BUILD_FAILED,
                 STORAGE_FAILED,
                 ARTIFACT_OUTDATED,
                 INCLUDE_UNAVAILABLE,
@@ -362,6 +368,12 @@ pub(crate) async fn reconcile<K: Source>(
                 );
             } else {
                 conditions::set(cs, f.condition, true, &f.reason, &f.message, generation);
+                // A chart fails either fetching or building, never both (Flux's HelmChart).
+                match f.condition {
+                    FETCH_FAILED => conditions::delete(cs, BUILD_FAILED),
+                    BUILD_FAILED => conditions::delete(cs, FETCH_FAILED),
+                    _ => {}
+                }
             }
             tracing::warn!(name, namespace = ns, reason = f.reason, "{}", f.message);
             match f.retry {

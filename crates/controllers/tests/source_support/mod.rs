@@ -29,7 +29,7 @@ impl Drop for Env {
     }
 }
 
-/// The server with every CRD, the OCIRepository, HelmRepository and Kustomization controllers.
+/// The server with every CRD, the source controllers and the Kustomization controller.
 pub async fn start() -> Env {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -61,6 +61,13 @@ pub async fn start() -> Env {
         .unwrap();
     let client = kube::Client::try_from(config.clone()).unwrap();
     let metrics = Metrics::new();
+    tokio::spawn(gitrepository::run(
+        client.clone(),
+        storage.clone(),
+        metrics.clone(),
+        gitrepository::Options::default(),
+        stop(),
+    ));
     tokio::spawn(ocirepository::run(
         client.clone(),
         storage.clone(),

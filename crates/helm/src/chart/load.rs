@@ -377,7 +377,9 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
     let mut subcharts: BTreeMap<String, Vec<File>> = BTreeMap::new();
     for f in files {
         match f.name.as_str() {
-            "Chart.yaml" | "Chart.lock" | "requirements.lock" => {
+            "Chart.yaml" => {}
+            "Chart.lock" | "requirements.lock" => {
+                chart.lock = Some(f.data.clone());
                 if f.name == "requirements.lock" && chart.metadata.api_version == "v1" {
                     chart.files.push(f);
                 }
@@ -385,6 +387,7 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
             "values.yaml" => {
                 chart.values = load_values(&String::from_utf8_lossy(&f.data))
                     .map_err(|e| err(format!("cannot load values.yaml: {e}")))?;
+                chart.raw_values = Some(f.data);
             }
             "values.schema.json" => chart.schema = Some(f.data),
             "requirements.yaml" => {

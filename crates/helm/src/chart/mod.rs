@@ -4,6 +4,7 @@
 mod dependencies;
 mod ignore;
 mod load;
+mod save;
 
 use serde_json::Value as Json;
 
@@ -13,6 +14,7 @@ pub use load::{
     LoadError, load, load_archive, load_dir, load_files, load_values as load_values_text,
     merge_maps, read_yaml, read_yaml_documents,
 };
+pub use save::{SaveError, save};
 
 /// A file of a chart, by its path inside the chart.
 #[derive(Debug, Clone)]
@@ -77,6 +79,10 @@ pub struct Chart {
     /// Every other file (not `Chart.yaml`, `values.yaml`, the schema, templates or subcharts).
     pub files: Vec<File>,
     pub dependencies: Vec<Chart>,
+    /// The bytes of `values.yaml` as read, which packaging writes back (Helm's `Raw`).
+    pub raw_values: Option<std::sync::Arc<[u8]>>,
+    /// `Chart.lock` as read.
+    pub lock: Option<std::sync::Arc<[u8]>>,
 }
 
 impl Chart {

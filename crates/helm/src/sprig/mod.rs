@@ -21,7 +21,8 @@ pub use encoding::{
     JsonStyle, empty_list, error_map, from_json_text, go_json_error, json_cycle_check, json_string,
     to_json,
 };
-pub(crate) use strings::{is_go_space, path_base, path_clean, path_ext};
+pub use strings::path_clean;
+pub(crate) use strings::{is_go_space, path_base, path_ext};
 
 /// Every Sprig function except `env` and `expandenv` (which Helm removes).
 pub fn funcs() -> FuncMap {

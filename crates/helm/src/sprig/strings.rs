@@ -750,7 +750,7 @@ fn pascal_case(v: &str) -> String {
 }
 
 /// Go's `path.Clean`.
-pub(crate) fn path_clean(p: &str) -> String {
+pub fn path_clean(p: &str) -> String {
     if p.is_empty() {
         return ".".into();
     }
