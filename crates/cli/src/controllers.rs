@@ -61,6 +61,17 @@ pub struct Args {
     /// Interval jitter in percent.
     #[arg(long, default_value_t = 5)]
     interval_jitter_percentage: u8,
+    /// Chart repository indexes kept between HelmChart reconciles (0 keeps none); also
+    /// bounded to 64 MiB of (reduced) indexes.
+    #[arg(long, default_value_t = 10)]
+    helm_cache_max_size: usize,
+    /// How long a kept index lives without being used.
+    #[arg(long, default_value = "15m")]
+    helm_cache_ttl: String,
+    /// How often expired indexes are dropped (accepted for Flux compatibility; expired
+    /// indexes are dropped whenever the cache is used).
+    #[arg(long, default_value = "1m")]
+    helm_cache_purge_interval: String,
     /// Retry delay while a dependency (an included repository) is not ready.
     #[arg(long, default_value = "30s")]
     requeue_dependency: String,
@@ -125,6 +136,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = kube::Client::try_from(config.clone())?;
     let ttl = tidegate_core::duration::parse(&args.artifact_retention_ttl)
         .map_err(|e| anyhow::anyhow!("--artifact-retention-ttl: {e}"))?;
+    let helm_cache_ttl = tidegate_core::duration::parse(&args.helm_cache_ttl)
+        .map_err(|e| anyhow::anyhow!("--helm-cache-ttl: {e}"))?;
+    tidegate_core::duration::parse(&args.helm_cache_purge_interval)
+        .map_err(|e| anyhow::anyhow!("--helm-cache-purge-interval: {e}"))?;
     let requeue = tidegate_core::duration::parse(&args.requeue_dependency)
         .map_err(|e| anyhow::anyhow!("--requeue-dependency: {e}"))?;
     let listener = tokio::net::TcpListener::bind(listen_addr(&args.storage_addr)?)
@@ -210,6 +225,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             namespace: namespace.clone(),
             allow_file_urls: args.allow_file_urls,
             watch_label_selector: selector.map(str::to_string),
+            helm_cache_max_size: args.helm_cache_max_size,
+            helm_cache_ttl,
         },
         kustomize: kustomization::Options {
             concurrent: args.kustomize_concurrent,

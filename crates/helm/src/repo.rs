@@ -217,38 +217,7 @@ impl IndexFile {
     /// highest satisfying the Masterminds constraint; equal versions are ordered by `created`,
     /// the later first.
     pub fn get(&self, name: &str, version: &str) -> Result<&ChartVersion, IndexError> {
-        let versions = self.entries.get(name).ok_or(IndexError::NoChartName)?;
-        if versions.is_empty() {
-            return Err(IndexError::NoChartVersion);
-        }
-        if !version.is_empty()
-            && let Some(v) = versions.iter().find(|v| v.version() == version)
-        {
-            return Ok(v);
-        }
-        let range = if version.is_empty() { "*" } else { version };
-        let constraint =
-            Constraints::parse(range).map_err(|e| IndexError::Constraint(e.to_string()))?;
-        let mut best: Option<(Version, &ChartVersion)> = None;
-        for cv in versions {
-            let Some(v) = flux_version(cv.version()) else {
-                continue;
-            };
-            if !constraint.check(&v) {
-                continue;
-            }
-            let better = match &best {
-                None => true,
-                Some((b, bcv)) => v > *b || (v == *b && created_after(cv.created(), bcv.created())),
-            };
-            if better {
-                best = Some((v, cv));
-            }
-        }
-        best.map(|(_, cv)| cv).ok_or_else(|| IndexError::NoMatch {
-            name: name.to_string(),
-            version: version.to_string(),
-        })
+        select(self.entries.get(name), name, version)
     }
 
     /// The index as Helm's `IndexFile` marshals to JSON (Flux stores this as the artifact).
@@ -296,6 +265,204 @@ impl IndexFile {
         }
         serde_json::to_vec(&Value::Object(out)).unwrap_or_default()
     }
+}
+
+/// What version selection reads of an index entry.
+trait Versioned {
+    fn version_text(&self) -> &str;
+    fn created_text(&self) -> &str;
+}
+
+impl Versioned for ChartVersion {
+    fn version_text(&self) -> &str {
+        self.version()
+    }
+    fn created_text(&self) -> &str {
+        self.created()
+    }
+}
+
+impl Versioned for IndexedVersion {
+    fn version_text(&self) -> &str {
+        &self.version
+    }
+    fn created_text(&self) -> &str {
+        &self.created
+    }
+}
+
+/// Flux's chart version selection over one chart's entries.
+fn select<'a, T: Versioned>(
+    versions: Option<&'a Vec<T>>,
+    name: &str,
+    version: &str,
+) -> Result<&'a T, IndexError> {
+    let versions = versions.ok_or(IndexError::NoChartName)?;
+    if versions.is_empty() {
+        return Err(IndexError::NoChartVersion);
+    }
+    if !version.is_empty()
+        && let Some(v) = versions.iter().find(|v| v.version_text() == version)
+    {
+        return Ok(v);
+    }
+    let range = if version.is_empty() { "*" } else { version };
+    let constraint =
+        Constraints::parse(range).map_err(|e| IndexError::Constraint(e.to_string()))?;
+    let mut best: Option<(Version, &T)> = None;
+    for cv in versions {
+        let Some(v) = flux_version(cv.version_text()) else {
+            continue;
+        };
+        if !constraint.check(&v) {
+            continue;
+        }
+        let better = match &best {
+            None => true,
+            Some((b, bcv)) => {
+                v > *b || (v == *b && created_after(cv.created_text(), bcv.created_text()))
+            }
+        };
+        if better {
+            best = Some((v, cv));
+        }
+    }
+    best.map(|(_, cv)| cv).ok_or_else(|| IndexError::NoMatch {
+        name: name.to_string(),
+        version: version.to_string(),
+    })
+}
+
+/// One chart version as chart selection needs it: version, `created` and `urls`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedVersion {
+    /// `version`.
+    pub version: String,
+    /// `created` (RFC 3339), empty when absent.
+    pub created: String,
+    /// `urls`.
+    pub urls: Vec<String>,
+}
+
+/// An index reduced to what choosing and downloading a chart needs: a small fraction of the
+/// memory of an [`IndexFile`], so it can be kept between reconciles.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChartIndex {
+    /// Versions by chart name.
+    pub entries: BTreeMap<String, Vec<IndexedVersion>>,
+}
+
+impl ChartIndex {
+    /// The version of chart `name` that `version` selects, by the rules of [`IndexFile::get`].
+    pub fn get(&self, name: &str, version: &str) -> Result<&IndexedVersion, IndexError> {
+        select(self.entries.get(name), name, version)
+    }
+
+    /// Roughly the bytes this index holds, for bounding a cache.
+    pub fn approximate_size(&self) -> usize {
+        let per_version = std::mem::size_of::<IndexedVersion>();
+        self.entries
+            .iter()
+            .map(|(name, versions)| {
+                name.len()
+                    + versions
+                        .iter()
+                        .map(|v| {
+                            per_version
+                                + v.version.len()
+                                + v.created.len()
+                                + v.urls.iter().map(|u| u.len() + 24).sum::<usize>()
+                        })
+                        .sum::<usize>()
+            })
+            .sum()
+    }
+}
+
+impl From<IndexFile> for ChartIndex {
+    fn from(index: IndexFile) -> Self {
+        let entries = index
+            .entries
+            .into_iter()
+            .map(|(name, versions)| {
+                let versions = versions
+                    .iter()
+                    .map(|cv| IndexedVersion {
+                        version: cv.version().to_string(),
+                        created: cv.created().to_string(),
+                        urls: cv.urls().into_iter().map(str::to_string).collect(),
+                    })
+                    .collect();
+                (name, versions)
+            })
+            .collect();
+        ChartIndex { entries }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct StoredIndex {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<Value>,
+    #[serde(default)]
+    entries: BTreeMap<String, Vec<Option<StoredVersion>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct StoredVersion {
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    version: Option<Value>,
+    #[serde(default)]
+    created: Option<Value>,
+    #[serde(default)]
+    urls: Option<Vec<Value>>,
+}
+
+/// Reads an index for chart selection only. JSON (what the HelmRepository controller stores)
+/// is read straight into the reduced form, skipping every other field, with the entry rules
+/// of [`load_index`]; anything else goes through [`load_index`].
+pub fn load_chart_index(data: &[u8]) -> Result<ChartIndex, IndexError> {
+    let stored: StoredIndex = match serde_json::from_slice(data) {
+        Ok(s) => s,
+        Err(_) => return load_index(data).map(ChartIndex::from),
+    };
+    let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).unwrap_or("").to_string();
+    if text(&stored.api_version).is_empty() {
+        return Err(IndexError::NoApiVersion);
+    }
+    let mut entries = BTreeMap::new();
+    for (name, versions) in stored.entries {
+        let mut kept: Vec<(Version, IndexedVersion)> = versions
+            .into_iter()
+            .flatten()
+            .filter(|v| !text(&v.name).is_empty())
+            .filter_map(|v| {
+                let version = text(&v.version);
+                let parsed = Version::parse(&version).ok()?;
+                Some((
+                    parsed,
+                    IndexedVersion {
+                        version,
+                        // Go's zero time, which the stored JSON writes for a missing `created`.
+                        created: Some(text(&v.created))
+                            .filter(|c| c != "0001-01-01T00:00:00Z")
+                            .unwrap_or_default(),
+                        urls: v
+                            .urls
+                            .unwrap_or_default()
+                            .iter()
+                            .filter_map(|u| u.as_str().map(str::to_string))
+                            .collect(),
+                    },
+                ))
+            })
+            .collect();
+        kept.sort_by(|a, b| b.0.cmp(&a.0));
+        entries.insert(name, kept.into_iter().map(|(_, v)| v).collect());
+    }
+    Ok(ChartIndex { entries })
 }
 
 /// Go's `omitempty`: false, 0, "", null, and empty arrays and maps are left out.
@@ -378,6 +545,33 @@ generated: "2016-10-06T16:23:20.499029981-06:00"
             "no API version specified"
         );
         assert!(load_index(b"apiVersion: v1\nentries: [").is_err());
+    }
+
+    #[test]
+    fn reduced_index_selects_as_the_full_one() {
+        let full = load_index(INDEX.as_bytes()).unwrap();
+        let stored = full.to_json();
+        let reduced = load_chart_index(&stored).unwrap();
+        assert_eq!(reduced, ChartIndex::from(full.clone()));
+        assert_eq!(load_chart_index(INDEX.as_bytes()).unwrap(), reduced);
+        for (name, version) in [
+            ("nginx", ""),
+            ("nginx", "0.1.0"),
+            ("alpine", "*"),
+            ("nope", ""),
+        ] {
+            assert_eq!(
+                reduced
+                    .get(name, version)
+                    .map(|v| v.version.clone())
+                    .map_err(|e| e.to_string()),
+                full.get(name, version)
+                    .map(|v| v.version().to_string())
+                    .map_err(|e| e.to_string()),
+                "{name} {version}"
+            );
+        }
+        assert!(reduced.approximate_size() > 0);
     }
 
     #[test]

@@ -33,6 +33,11 @@ pub struct Options {
     /// Accept `file://` URLs (off by default: a tenant could otherwise publish any repository on
     /// the controller's filesystem; `tidegate up` turns it on for local paths).
     pub allow_file_urls: bool,
+    /// Chart indexes kept between HelmChart reconciles (`--helm-cache-max-size`; 0 keeps
+    /// none). Bounded in bytes too (`helmchart` cache's `MAX_BYTES`).
+    pub helm_cache_max_size: usize,
+    /// How long a kept index lives without use (`--helm-cache-ttl`).
+    pub helm_cache_ttl: Duration,
 }
 
 impl Default for Options {
@@ -44,6 +49,8 @@ impl Default for Options {
             namespace: None,
             watch_label_selector: None,
             allow_file_urls: false,
+            helm_cache_max_size: 10,
+            helm_cache_ttl: Duration::from_secs(15 * 60),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! Charts from Buckets and `spec.verify` stall with a clear message.
 
 mod build;
+mod cache;
 mod local;
 mod reconcile;
 mod remote;
@@ -79,6 +80,7 @@ pub async fn run(
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
+    cache::init(options.helm_cache_max_size, options.helm_cache_ttl);
     let (helm_repos, git_repos): (Api<HelmRepository>, Api<GitRepository>) =
         match &options.namespace {
             Some(ns) => (

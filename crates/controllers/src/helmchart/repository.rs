@@ -3,9 +3,11 @@
 //! registry whose tags are chart versions.
 
 use kube::{Api, ResourceExt};
+use std::sync::Arc;
 use tidegate_api::HelmRepository;
 use tidegate_core::semver::{Constraints, Version};
-use tidegate_helm::repo::IndexFile;
+
+use tidegate_helm::repo::ChartIndex;
 use tidegate_source::helm_index::{self, HttpOptions};
 use tidegate_source::oci::{self, Credentials, Registry};
 
@@ -50,7 +52,7 @@ pub(super) enum ChartRepository {
     /// A Helm repository with its index loaded.
     Index {
         url: String,
-        index: Box<IndexFile>,
+        index: Arc<ChartIndex>,
         http: HttpOptions,
         pass_credentials: bool,
     },
@@ -118,8 +120,8 @@ impl ChartRepository {
                     .map_err(|e| GetError::Reference(e.to_string()))?;
                 Ok(ChartVersionRef {
                     name: name.to_string(),
-                    version: cv.version().to_string(),
-                    urls: cv.urls().iter().map(|u| u.to_string()).collect(),
+                    version: cv.version.clone(),
+                    urls: cv.urls.clone(),
                 })
             }
             ChartRepository::Oci { url, options } => {
@@ -367,21 +369,30 @@ pub(super) async fn for_helm_repository(
     let http = http_options(repo, ctx).await.map_err(GetError::Auth)?;
     let artifact = repo.status.as_ref().and_then(|s| s.artifact.as_ref());
     let load = |bytes: &[u8]| {
-        tidegate_helm::repo::load_index(bytes)
+        tidegate_helm::repo::load_chart_index(bytes)
+            .map(Arc::new)
             .map_err(|e| GetError::External(format!("failed to load index: {e}")))
     };
     let index = match artifact {
-        Some(a) => {
-            let bytes = tidegate_source::fetch::download(
-                &ctx.http,
-                &a.url,
-                &a.digest,
-                2 * crate::helmrepository::MAX_INDEX_SIZE,
-            )
-            .await
-            .map_err(|e| GetError::External(format!("failed to load index: {e}")))?;
-            load(&bytes)?
-        }
+        Some(a) => match super::cache::global().and_then(|c| c.get(&a.digest)) {
+            Some(index) => index,
+            None => {
+                let bytes = tidegate_source::fetch::download(
+                    &ctx.http,
+                    &a.url,
+                    &a.digest,
+                    2 * crate::helmrepository::MAX_INDEX_SIZE,
+                )
+                .await
+                .map_err(|e| GetError::External(format!("failed to load index: {e}")))?;
+                let index = load(&bytes)?;
+                drop(bytes);
+                if let Some(cache) = super::cache::global() {
+                    cache.insert(&a.digest, index.clone());
+                }
+                index
+            }
+        },
         None if fetch_missing => load(&fetch_index(&url, &http).await?)?,
         None => {
             return Err(GetError::External(format!(
@@ -392,7 +403,7 @@ pub(super) async fn for_helm_repository(
     };
     Ok(ChartRepository::Index {
         url,
-        index: Box::new(index),
+        index,
         http,
         pass_credentials: repo.spec.pass_credentials,
     })
@@ -445,11 +456,11 @@ pub(super) async fn for_dependency(
             let bytes = fetch_index(url, &http)
                 .await
                 .map_err(GetError::into_message)?;
-            let index = tidegate_helm::repo::load_index(&bytes)
+            let index = tidegate_helm::repo::load_chart_index(&bytes)
                 .map_err(|e| format!("failed to load index: {e}"))?;
             Ok(ChartRepository::Index {
                 url: url.to_string(),
-                index: Box::new(index),
+                index: Arc::new(index),
                 http,
                 pass_credentials: false,
             })
