@@ -182,7 +182,7 @@ fn done(revision: String, size: i64, url: &str) -> Done {
         ready_message: format!("stored artifact: revision '{revision}'"),
         new_artifact_message: format!(
             "stored fetched index of size {} from '{url}'",
-            si_bytes(u64::try_from(size).unwrap_or(0))
+            human_size(u64::try_from(size).unwrap_or(0))
         ),
         revision,
         verified: None,
@@ -190,20 +190,27 @@ fn done(revision: String, size: i64, url: &str) -> Done {
     }
 }
 
-/// Bytes as go-humanize's `Bytes` writes them (SI units: `1.2 kB`, `15 MB`).
-fn si_bytes(n: u64) -> String {
-    if n < 10 {
-        return format!("{n} B");
+/// Bytes as docker/go-units' `HumanSize` writes them (Flux's event): SI units, four
+/// significant digits, no space (`82B`, `1.024kB`, `5.325MB`).
+fn human_size(n: u64) -> String {
+    const UNITS: [&str; 9] = ["B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"];
+    let mut size = n as f64;
+    let mut i = 0;
+    while size >= 1000.0 && i < UNITS.len() - 1 {
+        size /= 1000.0;
+        i += 1;
     }
-    let units = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
-    let e = ((n as f64).ln() / 1000f64.ln()).floor() as usize;
-    let e = e.min(units.len() - 1);
-    let val = (n as f64 / 1000f64.powi(e as i32) * 10.0 + 0.5).floor() / 10.0;
-    if val < 10.0 {
-        format!("{val:.1} {}", units[e])
+    // Go's `%.4g` for 0 <= size < 1000: four significant digits, trailing zeros dropped.
+    let digits = if size < 1.0 {
+        1
     } else {
-        format!("{val:.0} {}", units[e])
+        size.log10().floor() as usize + 1
+    };
+    let mut text = format!("{:.*}", 4usize.saturating_sub(digits), size);
+    if text.contains('.') {
+        text = text.trim_end_matches('0').trim_end_matches('.').to_string();
     }
+    format!("{text}{}", UNITS[i])
 }
 
 /// Points `index.yaml` at the artifact and sets `status.url` to it.
@@ -276,10 +283,12 @@ async fn http_options(obj: &HelmRepository, ctx: &Context) -> Result<HttpOptions
 mod tests {
     #[test]
     fn sizes_as_go_humanize() {
-        assert_eq!(super::si_bytes(0), "0 B");
-        assert_eq!(super::si_bytes(82), "82 B");
-        assert_eq!(super::si_bytes(1024), "1.0 kB");
-        assert_eq!(super::si_bytes(1_234_567), "1.2 MB");
-        assert_eq!(super::si_bytes(15_400_000), "15 MB");
+        assert_eq!(super::human_size(0), "0B");
+        assert_eq!(super::human_size(82), "82B");
+        assert_eq!(super::human_size(1024), "1.024kB");
+        assert_eq!(super::human_size(1_234_567), "1.235MB");
+        assert_eq!(super::human_size(15_400_000), "15.4MB");
+        assert_eq!(super::human_size(5_325_000), "5.325MB");
+        assert_eq!(super::human_size(999_999), "1000kB");
     }
 }
