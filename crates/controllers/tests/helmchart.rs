@@ -458,3 +458,63 @@ async fn charts_from_a_git_repository() {
         "invalid chart reference: stat charts/nothing: no such file or directory"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn charts_from_a_registry_behind_tls() {
+    let env = start().await;
+    let reg = Registry::start(Mode::Tls);
+    let work = tempfile::tempdir().unwrap();
+    let ca_file = reg.cert_dir.as_ref().unwrap().join("ca.crt");
+    write_chart(work.path(), "app", "2.3.4", "");
+    run_helm(&[
+        "package",
+        work.path().join("app").to_str().unwrap(),
+        "-d",
+        work.path().to_str().unwrap(),
+    ]);
+    let package = work.path().join("app-2.3.4.tgz");
+    run_helm(&[
+        "push",
+        package.to_str().unwrap(),
+        &reg.url("charts"),
+        "--ca-file",
+        ca_file.to_str().unwrap(),
+    ]);
+    let ca = reg.ca_pem.as_ref().unwrap();
+    let indented: String = ca.lines().map(|l| format!("    {l}\n")).collect();
+    apply(
+        &env,
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: ca\n  namespace: default\nstringData:\n  ca.crt: |\n{indented}"
+        ),
+    );
+    apply(
+        &env,
+        &helm_repository(
+            "trusted",
+            &reg.url("charts"),
+            "  type: oci\n  certSecretRef:\n    name: ca\n",
+        ),
+    );
+    apply(&env, &helm_chart("trusted", "app", "trusted", "2.x"));
+    let o = wait_for(&env, "helmchart/trusted", "Ready", ready).await;
+    assert_eq!(message(&o), "pulled 'app' chart with version '2.3.4'");
+    let file = artifact_file(&o, work.path()).await;
+    assert_eq!(
+        std::fs::read(file).unwrap(),
+        std::fs::read(&package).unwrap()
+    );
+    // Without the CA the registry's certificate is not trusted: an authentication failure.
+    apply(
+        &env,
+        &helm_repository("untrusted", &reg.url("charts"), "  type: oci\n"),
+    );
+    apply(&env, &helm_chart("untrusted", "app", "untrusted", "2.3.4"));
+    let o = wait_for(&env, "helmchart/untrusted", "Ready=False", ready_false).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(c["reason"], "AuthenticationFailed", "{c}");
+    assert!(
+        message(&o).starts_with("failed to authenticate with the Helm repository: "),
+        "{o}"
+    );
+}

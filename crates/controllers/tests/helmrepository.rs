@@ -130,7 +130,7 @@ async fn basic_auth_bad_indexes_and_oci_repositories() {
     assert_eq!(
         c["message"],
         format!(
-            "failed to fetch Helm repository index: failed to fetch {}/index.yaml : 401 Unauthorized",
+            "failed to fetch Helm repository index: failed to cache index to temporary file: failed to fetch {}/index.yaml : 401 Unauthorized",
             server.url
         )
     );
@@ -159,6 +159,28 @@ async fn basic_auth_bad_indexes_and_oci_repositories() {
         "failed to load Helm repository from index YAML: no API version specified"
     );
     assert!(o["status"]["artifact"].is_null());
+    // An index over Helm's 50 MiB limit is refused before it is all read.
+    let huge = tempfile::tempdir().unwrap();
+    let mut text = String::from("apiVersion: v1\nentries:\n  big:\n");
+    let entry = format!(
+        "  - name: big\n    version: 1.0.0\n    description: {}\n",
+        "x".repeat(1000)
+    );
+    while text.len() <= 50 << 20 {
+        text.push_str(&entry);
+    }
+    std::fs::write(huge.path().join("index.yaml"), text).unwrap();
+    let huge_server = serve(huge.path().to_path_buf(), None).await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_repository("huge", &huge_server.url, ""),
+    );
+    let o = wait_for(&env, "helmrepository/huge", "Ready=False", ready_false).await;
+    assert_eq!(
+        condition(&o, "Ready").unwrap()["message"],
+        "failed to fetch Helm repository index: failed to cache index to temporary file: index exceeds the maximum index file size of 52428800 bytes"
+    );
+    assert!(o["status"]["artifact"].is_null(), "nothing stored: {o}");
     // type: oci is static: no finalizer, no artifact, no conditions.
     env.server.ok_stdin(
         &["apply", "-f", "-"],

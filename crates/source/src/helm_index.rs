@@ -47,7 +47,7 @@ pub enum IndexFetchError {
         status: String,
     },
     /// The index is larger than allowed.
-    #[error("index exceeds the maximum size of {0} bytes")]
+    #[error("index exceeds the maximum index file size of {0} bytes")]
     TooLarge(u64),
     /// The connection or the transfer failed.
     #[error("{0}")]

@@ -121,8 +121,9 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
                 .await
                 .map_err(|e| {
                     let text = format!("{}: {}", e.reason.summary, e.message);
-                    // Flux's words for authentication and TLS failures, plus the OCI
-                    // client's own ("Not authorized").
+                    // Flux's words for authentication and TLS failures, plus those of
+                    // the OCI client ("Not authorized") and rustls ("invalid peer
+                    // certificate").
                     let auth = [
                         "401",
                         "unauthorized",
@@ -130,6 +131,7 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
                         "Not authorized",
                         "tls",
                         "unknown certificate authority",
+                        "invalid peer certificate",
                     ]
                     .iter()
                     .any(|w| text.contains(w));

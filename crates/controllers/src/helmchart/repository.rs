@@ -418,7 +418,11 @@ async fn fetch_index(url: &str, http: &HttpOptions) -> Result<Vec<u8>, GetError>
         crate::helmrepository::MAX_INDEX_SIZE,
     )
     .await
-    .map_err(|e| GetError::External(format!("failed to cache index: {e}")))
+    .map_err(|e| {
+        GetError::External(format!(
+            "failed to cache index: failed to cache index to temporary file: {e}"
+        ))
+    })
 }
 
 /// The repository for a dependency at `url` (normalized): the namespace's HelmRepository

@@ -101,7 +101,9 @@ async fn steps(
             Failure::new(
                 FETCH_FAILED,
                 "Failed",
-                format!("failed to fetch Helm repository index: {e}"),
+                format!(
+                    "failed to fetch Helm repository index: failed to cache index to temporary file: {e}"
+                ),
             )
         })?;
     let revision = tidegate_source::archive::digest_of(&raw[..])
