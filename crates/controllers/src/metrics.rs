@@ -1,10 +1,11 @@
 //! Prometheus metrics in Flux's names: `gotk_reconcile_duration_seconds` (histogram, labels
 //! kind/name/namespace), `gotk_reconcile_condition` (gauge per condition status) and
-//! `gotk_suspend_status`.
+//! `gotk_suspend_status`, and the HelmChart index cache's `gotk_cache_events_total`.
 
 use std::sync::Arc;
 
 use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets_range};
@@ -48,6 +49,17 @@ pub struct ConditionLabels {
     pub status: String,
 }
 
+/// Labels of a cache event (Flux's `gotk_cache_events_total`).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CacheEventLabels {
+    /// `cache_hit` or `cache_miss`.
+    pub event_type: String,
+    /// Name of the object the cached item belongs to.
+    pub name: String,
+    /// Its namespace.
+    pub namespace: String,
+}
+
 /// The controllers' metrics.
 pub struct Metrics {
     /// Reconcile durations.
@@ -56,6 +68,8 @@ pub struct Metrics {
     pub condition: Family<ConditionLabels, Gauge>,
     /// 1 when suspended.
     pub suspend: Family<ObjectLabels, Gauge>,
+    /// Index cache hits and misses.
+    pub cache_events: Family<CacheEventLabels, Counter>,
     registry: Registry,
 }
 
@@ -83,10 +97,17 @@ impl Metrics {
             "The current suspend status of a GitOps Toolkit resource.",
             suspend.clone(),
         );
+        let cache_events = Family::<CacheEventLabels, Counter>::default();
+        registry.register(
+            "gotk_cache_events",
+            "Total number of cache retrieval events for a Gitops Toolkit resource reconciliation.",
+            cache_events.clone(),
+        );
         Arc::new(Metrics {
             duration,
             condition,
             suspend,
+            cache_events,
             registry,
         })
     }
@@ -105,6 +126,16 @@ impl Metrics {
                 .get_or_create(&labels)
                 .set(i64::from(s == status));
         }
+    }
+
+    /// Counts a cache hit (`hit`) or miss for the object `namespace/name`.
+    pub fn record_cache_event(&self, hit: bool, name: &str, namespace: &str) {
+        let labels = CacheEventLabels {
+            event_type: if hit { "cache_hit" } else { "cache_miss" }.to_string(),
+            name: name.to_string(),
+            namespace: namespace.to_string(),
+        };
+        self.cache_events.get_or_create(&labels).inc();
     }
 
     /// The text exposition.

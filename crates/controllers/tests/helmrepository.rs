@@ -255,6 +255,19 @@ async fn charts_are_pulled_from_the_stored_index() {
                 .ends_with(&format!("/helmchart/default/{name}/latest.tar.gz"))
         );
     }
+    // The stored index was read once and then served from the index cache.
+    let metrics = env.metrics.encode();
+    let hits = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with("gotk_cache_events_total{")
+                && l.contains("event_type=\"cache_hit\"")
+                && l.contains("name=\"charts\"")
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    assert!(hits >= 2, "{metrics}");
     // Bad references.
     env.server.ok_stdin(
         &["apply", "-f", "-"],

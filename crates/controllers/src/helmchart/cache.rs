@@ -28,9 +28,12 @@ struct Entry {
 
 static CACHE: OnceLock<IndexCache> = OnceLock::new();
 
-/// The process's cache, set up by the first HelmChart controller started.
+/// The process's cache, set up by the first HelmChart controller started (none when
+/// `max_items` is 0).
 pub(super) fn init(max_items: usize, ttl: Duration) {
-    let _ = CACHE.set(IndexCache::new(max_items, MAX_BYTES, ttl));
+    if max_items > 0 {
+        let _ = CACHE.set(IndexCache::new(max_items, MAX_BYTES, ttl));
+    }
 }
 
 /// The process's cache, if one was set up.

@@ -374,9 +374,23 @@ pub(super) async fn for_helm_repository(
             .map_err(|e| GetError::External(format!("failed to load index: {e}")))
     };
     let index = match artifact {
-        Some(a) => match super::cache::global().and_then(|c| c.get(&a.digest)) {
-            Some(index) => index,
-            None => {
+        Some(a) => match super::cache::global().map(|c| c.get(&a.digest)) {
+            Some(Some(index)) => {
+                ctx.metrics.record_cache_event(
+                    true,
+                    &repo.name_any(),
+                    &repo.namespace().unwrap_or_default(),
+                );
+                index
+            }
+            cached => {
+                if cached.is_some() {
+                    ctx.metrics.record_cache_event(
+                        false,
+                        &repo.name_any(),
+                        &repo.namespace().unwrap_or_default(),
+                    );
+                }
                 let bytes = tidegate_source::fetch::download(
                     &ctx.http,
                     &a.url,

@@ -17,6 +17,8 @@ pub mod git_support;
 
 pub struct Env {
     pub server: common::TestServer,
+    /// The controllers' metrics.
+    pub metrics: std::sync::Arc<Metrics>,
     _storage_dir: tempfile::TempDir,
     stop: Option<tokio::sync::watch::Sender<bool>>,
 }
@@ -92,12 +94,13 @@ pub async fn start() -> Env {
     tokio::spawn(kustomization::run(
         client,
         config,
-        metrics,
+        metrics.clone(),
         kustomization::Options::default(),
         stop(),
     ));
     Env {
         server,
+        metrics,
         _storage_dir: storage_dir,
         stop: Some(tx),
     }
