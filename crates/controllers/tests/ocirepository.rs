@@ -447,3 +447,166 @@ async fn credentials_come_from_a_docker_config_secret() {
         "{c}"
     );
 }
+
+/// Signs manifest `digest` in `repo` as `cosign sign --key` stores a signature: a simple-signing
+/// payload claiming the digest, its ECDSA P-256 (SHA-256, ASN.1 DER) signature in the
+/// `dev.cosignproject.cosign/signature` annotation of a
+/// `application/vnd.dev.cosign.simplesigning.v1+json` layer, under the tag
+/// `sha256-<hex>.sig`. (No sanctioned test tool signs: Debian's skopeo is built with sigstore
+/// signing disabled, and cosign is not among the test tools; the format follows cosign's
+/// signature spec and published `.sig` manifests.)
+async fn cosign_sign(reg: &Registry, repo: &str, digest: &str, key: &p256::ecdsa::SigningKey) {
+    use base64::Engine;
+    use p256::ecdsa::signature::Signer;
+    let payload = format!(
+        r#"{{"critical":{{"identity":{{"docker-reference":"{}/{repo}"}},"image":{{"docker-manifest-digest":"{digest}"}},"type":"cosign container image signature"}},"optional":null}}"#,
+        reg.host
+    );
+    let signature: p256::ecdsa::DerSignature = key.sign(payload.as_bytes());
+    let mut annotations = BTreeMap::new();
+    annotations.insert(
+        "dev.cosignproject.cosign/signature".to_string(),
+        base64::engine::general_purpose::STANDARD.encode(signature.as_bytes()),
+    );
+    let config = format!(
+        r#"{{"architecture":"","created":"0001-01-01T00:00:00Z","history":[{{"created":"0001-01-01T00:00:00Z"}}],"os":"","rootfs":{{"type":"layers","diff_ids":["sha256:{:x}"]}},"config":{{}}}}"#,
+        <sha2::Sha256 as sha2::Digest>::digest(payload.as_bytes())
+    );
+    let (repository, _) = oci::parse_artifact_url(&reg.url(repo)).unwrap();
+    let registry = oci::Registry::connect(&repository, &oci::Options::default())
+        .await
+        .unwrap();
+    registry
+        .push_image(
+            &format!("{}.sig", digest.replacen(':', "-", 1)),
+            ("application/vnd.oci.image.config.v1+json", config.into()),
+            vec![(
+                "application/vnd.dev.cosign.simplesigning.v1+json".to_string(),
+                annotations,
+                payload.into(),
+            )],
+            &BTreeMap::new(),
+        )
+        .await
+        .unwrap();
+}
+
+fn public_pem(key: &p256::ecdsa::SigningKey) -> String {
+    use p256::pkcs8::EncodePublicKey;
+    key.verifying_key()
+        .to_public_key_pem(p256::pkcs8::LineEnding::LF)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cosign_signatures_are_verified_with_public_keys() {
+    let env = start().await;
+    let reg = Registry::start(Mode::Plain);
+    let signed = push(
+        &reg,
+        "fleet/app",
+        "1.0.0",
+        &[("cm.yaml", "kind: ConfigMap\n")],
+        Credentials::Anonymous,
+    )
+    .await;
+    let key = p256::ecdsa::SigningKey::from_slice(&[11u8; 32]).unwrap();
+    let other = p256::ecdsa::SigningKey::from_slice(&[12u8; 32]).unwrap();
+    let (public, other_public) = (public_pem(&key), public_pem(&other));
+    cosign_sign(&reg, "fleet/app", &signed, &key).await;
+    // An unsigned tag next to it.
+    let unsigned = push(
+        &reg,
+        "fleet/app",
+        "2.0.0",
+        &[("cm.yaml", "kind: Secret\n")],
+        Credentials::Anonymous,
+    )
+    .await;
+
+    let indent = |pem: &str| -> String { pem.lines().map(|l| format!("    {l}\n")).collect() };
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cosign-pub\n  namespace: default\nstringData:\n  cosign.pub: |\n{}---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: other-pub\n  namespace: default\nstringData:\n  other.pub: |\n{}",
+            indent(&public),
+            indent(&other_public)
+        ),
+    );
+    let url = reg.url("fleet/app");
+    let verify = "  verify:\n    provider: cosign\n    secretRef:\n      name: cosign-pub\n";
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository("signed", &url, &format!("  ref:\n    tag: 1.0.0\n{verify}")),
+    );
+    let o = wait_for(&env, "ocirepository/signed", "Ready", ready).await;
+    let c = condition(&o, "SourceVerified").unwrap();
+    assert_eq!(c["status"], "True", "{c}");
+    assert_eq!(c["reason"], "Succeeded");
+    assert_eq!(
+        c["message"],
+        format!("verified signature of revision 1.0.0@{signed}")
+    );
+
+    // The wrong key, and a tag nobody signed: no matching signatures, nothing stored.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository(
+            "wrong-key",
+            &url,
+            "  ref:\n    tag: 1.0.0\n  verify:\n    provider: cosign\n    secretRef:\n      name: other-pub\n",
+        ),
+    );
+    let o = wait_for(&env, "ocirepository/wrong-key", "Ready=False", ready_false).await;
+    let c = condition(&o, "SourceVerified").unwrap();
+    assert_eq!(c["status"], "False", "{c}");
+    assert_eq!(c["reason"], "VerificationError");
+    assert_eq!(
+        c["message"],
+        format!(
+            "failed to verify the signature using provider 'cosign': no matching signatures were found for '{}/fleet/app@{signed}'",
+            reg.host
+        )
+    );
+    assert_eq!(
+        condition(&o, "Ready").unwrap()["reason"],
+        "VerificationError"
+    );
+    assert!(o["status"]["artifact"].is_null(), "{o}");
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository(
+            "unsigned",
+            &url,
+            &format!("  ref:\n    tag: 2.0.0\n{verify}"),
+        ),
+    );
+    let o = wait_for(&env, "ocirepository/unsigned", "Ready=False", ready_false).await;
+    assert_eq!(
+        condition(&o, "SourceVerified").unwrap()["message"],
+        format!(
+            "failed to verify the signature using provider 'cosign': no matching signatures were found for '{}/fleet/app@{unsigned}'",
+            reg.host
+        )
+    );
+    // Keyless is refused clearly.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository(
+            "keyless",
+            &url,
+            "  ref:\n    tag: 1.0.0\n  verify:\n    provider: cosign\n",
+        ),
+    );
+    let o = wait_for(&env, "ocirepository/keyless", "Stalled", |o| {
+        condition(o, "Stalled").is_some_and(|c| c["status"] == "True")
+    })
+    .await;
+    assert!(
+        condition(&o, "SourceVerified").unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("failed to verify the signature using provider 'cosign keyless': keyless verification is not supported by Tidegate yet"),
+        "{o}"
+    );
+}

@@ -155,6 +155,21 @@ async fn steps(
         }
     };
 
+    // Verify when the revision, the generation or a failed verification says so (Flux's
+    // rule); a verification still valid is kept.
+    let mut verified = None;
+    if spec.verify.is_some() {
+        let source_verified = conditions::get(&st.conditions, SOURCE_VERIFIED);
+        let needed = st.artifact.as_ref().map(|a| a.revision.as_str()) != Some(revision.as_str())
+            || source_verified.is_none_or(|c| c.observed_generation != generation)
+            || source_verified.is_some_and(|c| c.status == "False");
+        if needed {
+            let digest_ref = oci::reference::display(&repo.digest(&digest));
+            verify_signature(obj, ctx, &registry, &digest, &digest_ref).await?;
+            verified = Some(format!("verified signature of revision {revision}"));
+        }
+    }
+
     // Nothing to do when the artifact holds this revision with the same content settings.
     let config_changed =
         spec.ignore != st.observed_ignore || spec.layer_selector != st.observed_layer_selector;
@@ -174,7 +189,10 @@ async fn steps(
             .as_ref()
             .map(|a| a.metadata.clone())
             .unwrap_or_default();
-        return Ok(done(revision, url, &metadata));
+        return Ok(Done {
+            verified,
+            ..done(revision, url, &metadata)
+        });
     }
     if stored.is_some() && stored.as_deref() != Some(revision.as_str()) {
         let message = format!("new revision '{revision}' for '{shown}'");
@@ -259,7 +277,67 @@ async fn steps(
     st.observed_ignore = spec.ignore.clone();
     st.observed_layer_selector = spec.layer_selector.clone();
     refresh_latest(ctx, st);
-    Ok(done(revision, url, &manifest.image.annotations))
+    Ok(Done {
+        verified,
+        ..done(revision, url, &manifest.image.annotations)
+    })
+}
+
+/// Checks the cosign signatures of manifest `digest` with the public keys (`*.pub`) of
+/// `spec.verify.secretRef`, as Flux does with keys (offline, no transparency log). Keyless
+/// and notation verification are refused with a clear message.
+async fn verify_signature(
+    obj: &OCIRepository,
+    ctx: &Context,
+    registry: &Registry,
+    digest: &str,
+    digest_ref: &str,
+) -> Result<(), Failure> {
+    let Some(v) = &obj.spec.verify else {
+        return Ok(());
+    };
+    let fail = |provider: &str, m: String| {
+        Failure::new(
+            SOURCE_VERIFIED,
+            "VerificationError",
+            format!("failed to verify the signature using provider '{provider}': {m}"),
+        )
+    };
+    let provider = v.provider.as_deref().unwrap_or("cosign");
+    if provider != "cosign" {
+        return Err(fail(
+            provider,
+            format!("{provider} verification is not supported by Tidegate yet"),
+        )
+        .stall());
+    }
+    let Some(secret_ref) = &v.secret_ref else {
+        return Err(fail(
+            "cosign keyless",
+            "keyless verification is not supported by Tidegate yet (give public keys in spec.verify.secretRef)".to_string(),
+        )
+        .stall());
+    };
+    let ns = obj.namespace().unwrap_or_default();
+    let data = crate::source::secret_data(&ctx.client, &ns, &secret_ref.name)
+        .await
+        .map_err(|m| fail("cosign", m))?;
+    let mut keys = Vec::new();
+    for (name, pem) in data.iter().filter(|(k, _)| k.ends_with(".pub")) {
+        let key = oci::cosign::parse_public_key(pem)
+            .map_err(|e| fail("cosign", format!("key '{name}': {e}")))?;
+        keys.push(key);
+    }
+    let ok = oci::cosign::verify(registry, digest, &keys)
+        .await
+        .map_err(|e| fail("cosign", e.to_string()))?;
+    if !ok {
+        return Err(fail(
+            "cosign",
+            format!("no matching signatures were found for '{digest_ref}'"),
+        ));
+    }
+    Ok(())
 }
 
 /// Points `latest.tar.gz` at the artifact and sets `status.url` to it.
@@ -464,24 +542,6 @@ fn unsupported(obj: &OCIRepository) -> Result<(), Failure> {
             FETCH_FAILED,
             "AuthenticationFailed",
             format!("spec.provider '{p}' is not supported by Tidegate yet (only generic)"),
-        )
-        .stall());
-    }
-    if let Some(v) = &spec.verify {
-        let provider = match (
-            v.provider.as_deref().unwrap_or("cosign"),
-            v.secret_ref.is_some(),
-        ) {
-            ("cosign", true) => "cosign",
-            ("cosign", false) => "cosign keyless",
-            (other, _) => other,
-        };
-        return Err(Failure::new(
-            SOURCE_VERIFIED,
-            "VerificationError",
-            format!(
-                "failed to verify the signature using provider '{provider}': signature verification is not supported by Tidegate yet"
-            ),
         )
         .stall());
     }

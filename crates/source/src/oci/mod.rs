@@ -5,9 +5,11 @@
 //! - [`auth`]: credentials from Docker configs and `--creds`;
 //! - [`registry`]: the distribution API (tags, digests, manifests, blobs, push, tag);
 //! - [`select`]: which tag a `ref` selects;
-//! - [`layer`]: the content layer `flux push artifact` builds.
+//! - [`layer`]: the content layer `flux push artifact` builds;
+//! - [`cosign`]: cosign signatures checked with public keys.
 
 pub mod auth;
+pub mod cosign;
 pub mod layer;
 pub mod reference;
 pub mod registry;

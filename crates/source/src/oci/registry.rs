@@ -159,6 +159,9 @@ pub struct Descriptor {
     pub size: u64,
     /// `sha256:<hex>`.
     pub digest: String,
+    /// Annotations (cosign keeps its signature here).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// A connection to one repository of a registry.
@@ -411,37 +414,63 @@ impl Registry {
         layer_media_type: &str,
         annotations: &BTreeMap<String, String>,
     ) -> Result<String, RegistryError> {
+        self.push_image(
+            tag,
+            (FLUX_CONFIG, Bytes::from_static(FLUX_CONFIG_BLOB.as_bytes())),
+            vec![(layer_media_type.to_string(), BTreeMap::new(), layer)],
+            annotations,
+        )
+        .await
+    }
+
+    /// Pushes an OCI image manifest with `config` (media type, bytes) and `layers` (media
+    /// type, layer annotations, bytes), tagged `tag`; blobs already there are not sent
+    /// again. Returns the manifest digest.
+    pub async fn push_image(
+        &self,
+        tag: &str,
+        config: (&str, Bytes),
+        layers: Vec<(String, BTreeMap<String, String>, Bytes)>,
+        annotations: &BTreeMap<String, String>,
+    ) -> Result<String, RegistryError> {
         let reference = self.repo.tag(tag);
-        let config = Bytes::from_static(FLUX_CONFIG_BLOB.as_bytes());
+        let descriptor =
+            |media_type: &str, data: &Bytes, annotations: BTreeMap<String, String>| Descriptor {
+                media_type: media_type.to_string(),
+                size: data.len() as u64,
+                digest: sha256_hex(data),
+                annotations,
+            };
         let manifest = ImageManifest {
             schema_version: 2,
             media_type: Some(OCI_MANIFEST.to_string()),
-            config: Descriptor {
-                media_type: FLUX_CONFIG.to_string(),
-                size: config.len() as u64,
-                digest: sha256_hex(&config),
-            },
-            layers: vec![Descriptor {
-                media_type: layer_media_type.to_string(),
-                size: layer.len() as u64,
-                digest: sha256_hex(&layer),
-            }],
+            config: descriptor(config.0, &config.1, BTreeMap::new()),
+            layers: layers
+                .iter()
+                .map(|(m, a, d)| descriptor(m, d, a.clone()))
+                .collect(),
             annotations: annotations.clone(),
         };
         let raw = go_json(&manifest)?;
+        let blobs: Vec<(Bytes, String)> = layers
+            .into_iter()
+            .map(|(_, _, d)| d)
+            .chain([config.1])
+            .map(|d| {
+                let digest = sha256_hex(&d);
+                (d, digest)
+            })
+            .collect();
         self.timed(async {
-            for (data, digest) in [
-                (layer.clone(), &manifest.layers[0].digest),
-                (config.clone(), &manifest.config.digest),
-            ] {
+            for (data, digest) in blobs {
                 let exists = self
                     .client
-                    .blob_exists(&reference, digest)
+                    .blob_exists(&reference, &digest)
                     .await
                     .unwrap_or(false);
                 if !exists {
                     self.client
-                        .push_blob(&reference, data, digest)
+                        .push_blob(&reference, data, &digest)
                         .await
                         .map_err(classify)?;
                 }
@@ -561,6 +590,7 @@ mod tests {
                 media_type: FLUX_CONFIG.into(),
                 size: 115,
                 digest: "sha256:c".into(),
+                annotations: BTreeMap::new(),
             },
             layers: vec![],
             annotations,
