@@ -45,6 +45,20 @@ fn write_chart(dir: &Path, name: &str, version: &str, extra_chart_yaml: &str) {
     .unwrap();
 }
 
+/// Writes chart `name`-`version` (see [`write_chart`]) and packages it into `out` with the
+/// real helm; returns the package.
+fn package_chart(out: &Path, name: &str, version: &str) -> std::path::PathBuf {
+    let src = tempfile::tempdir().unwrap();
+    write_chart(src.path(), name, version, "");
+    run_helm(&[
+        "package",
+        src.path().join(name).to_str().unwrap(),
+        "-d",
+        out.to_str().unwrap(),
+    ]);
+    out.join(format!("{name}-{version}.tgz"))
+}
+
 fn helm_out(args: &[&str]) -> String {
     let out = Command::new(helm()).args(args).output().expect("helm runs");
     assert!(
@@ -110,20 +124,10 @@ async fn charts_from_an_oci_registry() {
     ]);
     let packages = work.path().join("packages");
     for version in ["1.0.0", "1.1.0", "2.0.0-rc.1", "1.2.0+build.7"] {
-        let src = tempfile::tempdir().unwrap();
-        write_chart(src.path(), "app", version, "");
-        run_helm(&[
-            "package",
-            src.path().join("app").to_str().unwrap(),
-            "-d",
-            packages.to_str().unwrap(),
-        ]);
+        let package = package_chart(&packages, "app", version);
         with_config(&[
             "push",
-            packages
-                .join(format!("app-{version}.tgz"))
-                .to_str()
-                .unwrap(),
+            package.to_str().unwrap(),
             &reg.url("charts"),
             "--plain-http",
         ]);
@@ -465,14 +469,7 @@ async fn charts_from_a_registry_behind_tls() {
     let reg = Registry::start(Mode::Tls);
     let work = tempfile::tempdir().unwrap();
     let ca_file = reg.cert_dir.as_ref().unwrap().join("ca.crt");
-    write_chart(work.path(), "app", "2.3.4", "");
-    run_helm(&[
-        "package",
-        work.path().join("app").to_str().unwrap(),
-        "-d",
-        work.path().to_str().unwrap(),
-    ]);
-    let package = work.path().join("app-2.3.4.tgz");
+    let package = package_chart(work.path(), "app", "2.3.4");
     run_helm(&[
         "push",
         package.to_str().unwrap(),
@@ -517,4 +514,80 @@ async fn charts_from_a_registry_behind_tls() {
         message(&o).starts_with("failed to authenticate with the Helm repository: "),
         "{o}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oci_chart_signatures_are_verified_with_public_keys() {
+    let env = start().await;
+    let reg = Registry::start(Mode::Plain);
+    let work = tempfile::tempdir().unwrap();
+    for version in ["1.0.0", "1.1.0"] {
+        let src = tempfile::tempdir().unwrap();
+        write_chart(src.path(), "app", version, "");
+        run_helm(&[
+            "package",
+            src.path().join("app").to_str().unwrap(),
+            "-d",
+            work.path().to_str().unwrap(),
+        ]);
+        run_helm(&[
+            "push",
+            work.path()
+                .join(format!("app-{version}.tgz"))
+                .to_str()
+                .unwrap(),
+            &reg.url("charts"),
+            "--plain-http",
+        ]);
+    }
+    let chart_url = reg.url("charts/app");
+    let (repository, _) = tidegate_source::oci::parse_artifact_url(&chart_url).unwrap();
+    let registry = tidegate_source::oci::Registry::connect(&repository, &Default::default())
+        .await
+        .unwrap();
+    let digest = registry.digest(&repository.tag("1.0.0")).await.unwrap();
+    let key = p256::ecdsa::SigningKey::from_slice(&[21u8; 32]).unwrap();
+    cosign_sign(&chart_url, &digest, &key).await;
+    let indented: String = public_pem(&key)
+        .lines()
+        .map(|l| format!("    {l}\n"))
+        .collect();
+    apply(
+        &env,
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cosign-pub\n  namespace: default\nstringData:\n  cosign.pub: |\n{indented}"
+        ),
+    );
+    apply(
+        &env,
+        &helm_repository("oci", &reg.url("charts"), "  type: oci\n"),
+    );
+    let signed = |name: &str, version: &str| {
+        format!(
+            "{}  verify:\n    provider: cosign\n    secretRef:\n      name: cosign-pub\n",
+            helm_chart(name, "app", "oci", version)
+        )
+    };
+    apply(&env, &signed("signed", "1.0.0"));
+    let o = wait_for(&env, "helmchart/signed", "Ready", ready).await;
+    let c = condition(&o, "SourceVerified").unwrap();
+    assert_eq!(c["status"], "True", "{c}");
+    assert_eq!(c["message"], "verified signature of version 1.0.0");
+    // 1.1.0 is not signed.
+    apply(&env, &signed("unsigned", "1.1.0"));
+    let o = wait_for(&env, "helmchart/unsigned", "Ready=False", ready_false).await;
+    let c = condition(&o, "SourceVerified").unwrap();
+    assert_eq!(c["status"], "False", "{c}");
+    assert_eq!(c["reason"], "VerificationError");
+    let want = format!(
+        "chart verification error: no matching signatures were found for '{}/charts/app:1.1.0'",
+        reg.host
+    );
+    assert_eq!(c["message"], want.as_str());
+    assert_eq!(
+        condition(&o, "BuildFailed").unwrap()["reason"],
+        "ChartVerificationError"
+    );
+    assert_eq!(condition(&o, "Ready").unwrap()["message"], want.as_str());
+    assert!(o["status"]["artifact"].is_null(), "nothing stored: {o}");
 }

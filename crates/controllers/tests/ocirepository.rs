@@ -448,56 +448,6 @@ async fn credentials_come_from_a_docker_config_secret() {
     );
 }
 
-/// Signs manifest `digest` in `repo` as `cosign sign --key` stores a signature: a simple-signing
-/// payload claiming the digest, its ECDSA P-256 (SHA-256, ASN.1 DER) signature in the
-/// `dev.cosignproject.cosign/signature` annotation of a
-/// `application/vnd.dev.cosign.simplesigning.v1+json` layer, under the tag
-/// `sha256-<hex>.sig`. (No sanctioned test tool signs: Debian's skopeo is built with sigstore
-/// signing disabled, and cosign is not among the test tools; the format follows cosign's
-/// signature spec and published `.sig` manifests.)
-async fn cosign_sign(reg: &Registry, repo: &str, digest: &str, key: &p256::ecdsa::SigningKey) {
-    use base64::Engine;
-    use p256::ecdsa::signature::Signer;
-    let payload = format!(
-        r#"{{"critical":{{"identity":{{"docker-reference":"{}/{repo}"}},"image":{{"docker-manifest-digest":"{digest}"}},"type":"cosign container image signature"}},"optional":null}}"#,
-        reg.host
-    );
-    let signature: p256::ecdsa::DerSignature = key.sign(payload.as_bytes());
-    let mut annotations = BTreeMap::new();
-    annotations.insert(
-        "dev.cosignproject.cosign/signature".to_string(),
-        base64::engine::general_purpose::STANDARD.encode(signature.as_bytes()),
-    );
-    let config = format!(
-        r#"{{"architecture":"","created":"0001-01-01T00:00:00Z","history":[{{"created":"0001-01-01T00:00:00Z"}}],"os":"","rootfs":{{"type":"layers","diff_ids":["sha256:{:x}"]}},"config":{{}}}}"#,
-        <sha2::Sha256 as sha2::Digest>::digest(payload.as_bytes())
-    );
-    let (repository, _) = oci::parse_artifact_url(&reg.url(repo)).unwrap();
-    let registry = oci::Registry::connect(&repository, &oci::Options::default())
-        .await
-        .unwrap();
-    registry
-        .push_image(
-            &format!("{}.sig", digest.replacen(':', "-", 1)),
-            ("application/vnd.oci.image.config.v1+json", config.into()),
-            vec![(
-                "application/vnd.dev.cosign.simplesigning.v1+json".to_string(),
-                annotations,
-                payload.into(),
-            )],
-            &BTreeMap::new(),
-        )
-        .await
-        .unwrap();
-}
-
-fn public_pem(key: &p256::ecdsa::SigningKey) -> String {
-    use p256::pkcs8::EncodePublicKey;
-    key.verifying_key()
-        .to_public_key_pem(p256::pkcs8::LineEnding::LF)
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cosign_signatures_are_verified_with_public_keys() {
     let env = start().await;
@@ -513,7 +463,7 @@ async fn cosign_signatures_are_verified_with_public_keys() {
     let key = p256::ecdsa::SigningKey::from_slice(&[11u8; 32]).unwrap();
     let other = p256::ecdsa::SigningKey::from_slice(&[12u8; 32]).unwrap();
     let (public, other_public) = (public_pem(&key), public_pem(&other));
-    cosign_sign(&reg, "fleet/app", &signed, &key).await;
+    cosign_sign(&reg.url("fleet/app"), &signed, &key).await;
     // An unsigned tag next to it.
     let unsigned = push(
         &reg,

@@ -33,6 +33,10 @@ pub(super) const DEPENDENCY_BUILD: BuildReason = BuildReason {
     reason: "DependencyBuildError",
     summary: "dependency build error",
 };
+pub(super) const CHART_VERIFICATION: BuildReason = BuildReason {
+    reason: "ChartVerificationError",
+    summary: "chart verification error",
+};
 pub(super) const CHART_PACKAGE: BuildReason = BuildReason {
     reason: "ChartPackageError",
     summary: "chart package error",
@@ -80,8 +84,10 @@ impl BuildError {
 }
 
 /// How to build (Flux's `BuildOptions`).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(super) struct BuildOptions {
+    /// Verify the chart's signature with these keys (`spec.verify`).
+    pub verify: Option<Vec<tidegate_source::oci::cosign::PublicKey>>,
     /// SemVer build metadata to add to the version (`<revision>`, `<generation>`).
     pub version_metadata: String,
     /// `spec.valuesFiles`.
@@ -125,6 +131,7 @@ impl BuildOptions {
         Some(Build {
             name: name.to_string(),
             version: version.to_string(),
+            verified: false,
             package: None,
             values_files,
             resolved_dependencies: 0,
@@ -146,6 +153,8 @@ pub(super) struct Build {
     pub resolved_dependencies: usize,
     /// Whether the chart was packaged here rather than copied as pulled.
     pub packaged: bool,
+    /// Whether its signature was verified.
+    pub verified: bool,
 }
 
 impl Build {
@@ -297,6 +306,7 @@ mod tests {
             values_files: vec!["values.yaml".into(), "values-prod.yaml".into()],
             resolved_dependencies: 0,
             packaged: true,
+            verified: false,
         };
         assert_eq!(
             b.summary(),

@@ -98,6 +98,7 @@ pub(super) async fn build(
             values_files: Vec::new(),
             resolved_dependencies: 0,
             packaged: false,
+            verified: false,
         });
     }
 
@@ -137,6 +138,7 @@ pub(super) async fn build(
         values_files,
         resolved_dependencies,
         packaged: true,
+        verified: false,
     })
 }
 

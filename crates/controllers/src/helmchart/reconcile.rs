@@ -10,11 +10,13 @@ use tidegate_api::meta::Artifact;
 use tidegate_api::{GitRepository, HelmChart, HelmRepository};
 use tidegate_source::storage::Storage;
 
-use super::build::{Build, BuildError, BuildOptions, CHART_PULL};
+use super::build::{Build, BuildError, BuildOptions, CHART_PULL, CHART_VERIFICATION};
 use super::local::{self, DependencyManager};
 use super::remote;
 use super::repository::{self, GetError, normalize_url};
-use crate::source::failure::{ARTIFACT_OUTDATED, FETCH_FAILED, Failure, STORAGE_FAILED};
+use crate::source::failure::{
+    ARTIFACT_OUTDATED, BUILD_FAILED, FETCH_FAILED, Failure, SOURCE_VERIFIED, STORAGE_FAILED,
+};
 use crate::source::{Context, Done, ReconcileError, progressing};
 
 /// The largest source artifact a chart is built from.
@@ -66,8 +68,11 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
     let ns = obj.namespace().unwrap_or_default();
     let name = obj.name_any();
     let generation = obj.metadata.generation;
-    if spec.verify.is_some() {
-        return Err(unsupported("spec.verify".to_string()));
+    // A failed verification is computed again; no verify, no condition (Flux's rules).
+    if spec.verify.is_none()
+        || conditions::get(&st.conditions, SOURCE_VERIFIED).is_some_and(|c| c.status == "False")
+    {
+        conditions::delete(&mut st.conditions, SOURCE_VERIFIED);
     }
     let mut opts = BuildOptions {
         values_files: spec.values_files.clone(),
@@ -103,6 +108,13 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
             if !opts.effective_values_files().is_empty() {
                 opts.version_metadata = generation.unwrap_or(0).to_string();
             }
+            if let Some(v) = &spec.verify {
+                opts.verify = Some(if repo.spec.is_oci() {
+                    verification_keys(v, &ns, ctx).await?
+                } else {
+                    Vec::new()
+                });
+            }
             let chart_repo = repository::for_helm_repository(&repo, ctx, false)
                 .await
                 .map_err(|e| match e {
@@ -120,6 +132,18 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
             remote::build(&chart_repo, &spec.chart, version, &opts)
                 .await
                 .map_err(|e| {
+                    if e.reason == CHART_VERIFICATION {
+                        let text = format!("{}: {}", e.reason.summary, e.message);
+                        conditions::set(
+                            &mut st.conditions,
+                            BUILD_FAILED,
+                            true,
+                            e.reason.reason,
+                            &text,
+                            generation,
+                        );
+                        return Failure::new(SOURCE_VERIFIED, "VerificationError", text);
+                    }
                     let text = format!("{}: {}", e.reason.summary, e.message);
                     // Flux's words for authentication and TLS failures, plus those of
                     // the OCI client ("Not authorized") and rustls ("invalid peer
@@ -214,7 +238,9 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
         ready_message: summary.clone(),
         new_artifact_message: summary,
         revision: build.version.clone(),
-        verified: None,
+        verified: build
+            .verified
+            .then(|| format!("verified signature of version {}", build.version)),
         reason: build.reason(),
     };
     let Some(package) = build.package else {
@@ -267,6 +293,58 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
     };
     refresh_latest(ctx, st);
     Ok(done)
+}
+
+/// The public keys (`*.pub`) of `spec.verify.secretRef` for cosign; keyless and notation are
+/// refused with a clear message.
+async fn verification_keys(
+    verify: &serde_json::Value,
+    ns: &str,
+    ctx: &Context,
+) -> Result<Vec<tidegate_source::oci::cosign::PublicKey>, Failure> {
+    let provider = verify
+        .get("provider")
+        .and_then(|p| p.as_str())
+        .unwrap_or("cosign");
+    let secret = verify.pointer("/secretRef/name").and_then(|n| n.as_str());
+    let fail = |provider: &str, m: String| {
+        Failure::new(
+            SOURCE_VERIFIED,
+            "VerificationError",
+            format!("failed to verify the signature using provider '{provider}': {m}"),
+        )
+    };
+    if provider != "cosign" {
+        return Err(fail(
+            provider,
+            format!("{provider} verification is not supported by Tidegate yet"),
+        )
+        .stall());
+    }
+    let Some(secret) = secret else {
+        return Err(fail(
+            "cosign keyless",
+            "keyless verification is not supported by Tidegate yet (give public keys in spec.verify.secretRef)".to_string(),
+        )
+        .stall());
+    };
+    let data = crate::source::secret_data(&ctx.client, ns, secret)
+        .await
+        .map_err(|m| fail("cosign", m))?;
+    let mut keys = Vec::new();
+    for (name, pem) in data.iter().filter(|(k, _)| k.ends_with(".pub")) {
+        keys.push(
+            tidegate_source::oci::cosign::parse_public_key(pem)
+                .map_err(|e| fail("cosign", format!("key '{name}': {e}")))?,
+        );
+    }
+    if keys.is_empty() {
+        return Err(fail(
+            "cosign",
+            format!("no public keys found in secret '{ns}/{secret}'"),
+        ));
+    }
+    Ok(keys)
 }
 
 /// Unpacks the source artifact and builds the chart at `spec.chart` in it.

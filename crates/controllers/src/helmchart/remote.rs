@@ -4,7 +4,8 @@
 
 use super::build::{
     Build, BuildError, BuildOptions, CHART_PACKAGE, CHART_PULL, CHART_REFERENCE,
-    VALUES_FILES_MERGE, clean, overwrite_default_values, read_values_file, with_metadata,
+    CHART_VERIFICATION, VALUES_FILES_MERGE, clean, overwrite_default_values, read_values_file,
+    with_metadata,
 };
 use super::repository::{ChartRepository, GetError};
 
@@ -47,6 +48,13 @@ pub(super) async fn build(
             format!("failed to get chart version for remote reference: {m}"),
         )
     })?;
+    let mut verified = false;
+    if let Some(keys) = &opts.verify {
+        verified = repo
+            .verify_chart(&cv, keys)
+            .await
+            .map_err(|e| BuildError::new(CHART_VERIFICATION, e))?;
+    }
     let resolved = if opts.version_metadata.is_empty() {
         cv.version.clone()
     } else {
@@ -54,7 +62,7 @@ pub(super) async fn build(
     };
     let requires_packaging = opts.requires_packaging();
     if let Some(cached) = opts.cached_build(&cv.name, &resolved, requires_packaging) {
-        return Ok(cached);
+        return Ok(Build { verified, ..cached });
     }
     let data = repo.download_chart(&cv).await.map_err(|e| {
         BuildError::new(
@@ -83,6 +91,7 @@ pub(super) async fn build(
             values_files: Vec::new(),
             resolved_dependencies: 0,
             packaged: false,
+            verified,
         });
     }
     let mut chart = tidegate_helm::chart::load_archive(&data).map_err(|e| {
@@ -115,6 +124,7 @@ pub(super) async fn build(
         values_files,
         resolved_dependencies: 0,
         packaged: true,
+        verified,
     })
 }
 

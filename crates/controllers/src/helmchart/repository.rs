@@ -178,6 +178,52 @@ impl ChartRepository {
     }
 }
 
+impl ChartRepository {
+    /// Whether a cosign signature of the chart verifies with one of `keys` (Flux's
+    /// `VerifyChart`; only OCI repositories hold signatures).
+    pub async fn verify_chart(
+        &self,
+        cv: &ChartVersionRef,
+        keys: &[oci::cosign::PublicKey],
+    ) -> Result<bool, String> {
+        let ChartRepository::Oci { options, .. } = self else {
+            return Err("not implemented".to_string());
+        };
+        let Some(url) = cv.urls.first() else {
+            return Err(format!("chart '{}' has no downloadable URLs", cv.name));
+        };
+        let (repo_url, tag) = split_tag(url);
+        let repo = oci::parse_repository_url(repo_url)
+            .map_err(|e| format!("invalid chart reference: {e}"))?;
+        let fail = |e: oci::RegistryError| format!("failed to verify {url}: {e}");
+        let registry = Registry::connect(&repo, options).await.map_err(fail)?;
+        let digest = registry.digest(&repo.tag(&tag)).await.map_err(fail)?;
+        if oci::cosign::verify(&registry, &digest, keys)
+            .await
+            .map_err(fail)?
+        {
+            Ok(true)
+        } else {
+            Err(format!(
+                "no matching signatures were found for '{}'",
+                url.trim_start_matches("oci://").replace('+', "_")
+            ))
+        }
+    }
+}
+
+/// `oci://host/repo/name:version` split into the repository URL and the tag (`+` is `_`).
+fn split_tag(reference: &str) -> (&str, String) {
+    let last_slash = reference.rfind('/').unwrap_or(0);
+    match reference[last_slash..].rfind(':') {
+        Some(i) => (
+            &reference[..last_slash + i],
+            reference[last_slash + i + 1..].replace('+', "_"),
+        ),
+        None => (reference, "latest".to_string()),
+    }
+}
+
 /// The chart versions among a repository's tags (`_` read as `+`), highest first, as Helm's
 /// registry client lists them.
 async fn chart_tags(chart_url: &str, options: &oci::Options) -> Result<Vec<String>, String> {
@@ -216,15 +262,7 @@ fn last_matching_version(tags: &[String], version: &str) -> Result<String, Strin
 /// Pulls a chart from `oci://host/repo/name:version` as Helm's registry client does: a Helm
 /// config and a chart layer required; `+` in the version is `_` in the tag.
 async fn pull_oci_chart(reference: &str, options: &oci::Options) -> Result<Vec<u8>, String> {
-    let last_slash = reference.rfind('/').unwrap_or(0);
-    let (repo_url, tag) = match reference[last_slash..].rfind(':') {
-        Some(i) => (
-            &reference[..last_slash + i],
-            &reference[last_slash + i + 1..],
-        ),
-        None => (reference, "latest"),
-    };
-    let tag = tag.replace('+', "_");
+    let (repo_url, tag) = split_tag(reference);
     let repo = oci::parse_repository_url(repo_url).map_err(|e| e.to_string())?;
     let registry = Registry::connect(&repo, options)
         .await

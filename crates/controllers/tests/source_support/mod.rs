@@ -164,3 +164,56 @@ pub async fn http_get(url: &str) -> (u16, Vec<u8>) {
     .await
     .unwrap()
 }
+
+/// Signs manifest `digest` in the repository at `repo_url` (`oci://host/path`) as `cosign sign --key` stores a signature: a simple-signing
+/// payload claiming the digest, its ECDSA P-256 (SHA-256, ASN.1 DER) signature in the
+/// `dev.cosignproject.cosign/signature` annotation of a
+/// `application/vnd.dev.cosign.simplesigning.v1+json` layer, under the tag
+/// `sha256-<hex>.sig`. (No sanctioned test tool signs: Debian's skopeo is built with sigstore
+/// signing disabled, and cosign is not among the test tools; the format follows cosign's
+/// signature spec and published `.sig` manifests.)
+pub async fn cosign_sign(repo_url: &str, digest: &str, key: &p256::ecdsa::SigningKey) {
+    use base64::Engine;
+    use p256::ecdsa::signature::Signer;
+    let payload = format!(
+        r#"{{"critical":{{"identity":{{"docker-reference":"{}"}},"image":{{"docker-manifest-digest":"{digest}"}},"type":"cosign container image signature"}},"optional":null}}"#,
+        repo_url.trim_start_matches("oci://")
+    );
+    let signature: p256::ecdsa::DerSignature = key.sign(payload.as_bytes());
+    let mut annotations = std::collections::BTreeMap::new();
+    annotations.insert(
+        "dev.cosignproject.cosign/signature".to_string(),
+        base64::engine::general_purpose::STANDARD.encode(signature.as_bytes()),
+    );
+    let config = format!(
+        r#"{{"architecture":"","created":"0001-01-01T00:00:00Z","history":[{{"created":"0001-01-01T00:00:00Z"}}],"os":"","rootfs":{{"type":"layers","diff_ids":["sha256:{:x}"]}},"config":{{}}}}"#,
+        <sha2::Sha256 as sha2::Digest>::digest(payload.as_bytes())
+    );
+    let (repository, _) = tidegate_source::oci::parse_artifact_url(repo_url).unwrap();
+    let registry = tidegate_source::oci::Registry::connect(
+        &repository,
+        &tidegate_source::oci::Options::default(),
+    )
+    .await
+    .unwrap();
+    registry
+        .push_image(
+            &format!("{}.sig", digest.replacen(':', "-", 1)),
+            ("application/vnd.oci.image.config.v1+json", config.into()),
+            vec![(
+                "application/vnd.dev.cosign.simplesigning.v1+json".to_string(),
+                annotations,
+                payload.into(),
+            )],
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+}
+
+pub fn public_pem(key: &p256::ecdsa::SigningKey) -> String {
+    use p256::pkcs8::EncodePublicKey;
+    key.verifying_key()
+        .to_public_key_pem(p256::pkcs8::LineEnding::LF)
+        .unwrap()
+}
