@@ -2,7 +2,8 @@
 //! flux2-multi-tenancy: their OCIRepository and HelmRepository objects (v1 and v1beta2, as
 //! those repositories write them) with URLs pointing at a loopback registry (Debian's
 //! `docker-registry`, charts pushed by the real helm) and a loopback chart server (index by
-//! `helm repo index`), and a Kustomization from an OCIRepository that follows new tags.
+//! `helm repo index`), a registry behind basic auth whose Secret `tidegate create secret oci
+//! --export` made, and a Kustomization from an OCIRepository that follows new tags.
 
 #[path = "../../source/tests/support/mod.rs"]
 mod git_support;
@@ -160,11 +161,35 @@ fn up_gets_oci_and_helm_sources_ready_and_follows_oci_tags() {
             .arg(&file)
             .args([&reg.url("prometheus-community/charts"), "--plain-http"]));
     }
+    // kyverno's registry wants credentials: helm logs in to push; the cluster gets them from a
+    // Secret made by `tidegate create secret oci --export`, committed to the repository.
+    let private = Registry::start(Mode::Htpasswd("fleet", "pa55word"));
+    let helm_config = work.path().join("registry.json");
+    run(Command::new(helm())
+        .args(["registry", "login", &private.host, "--username", "fleet"])
+        .args(["--password", "pa55word", "--plain-http"])
+        .env("HELM_REGISTRY_CONFIG", &helm_config));
     let kyverno = package(&packages, "kyverno", "3.2.6");
     run(Command::new(helm())
         .arg("push")
         .arg(&kyverno)
-        .args([&reg.url("kyverno/charts"), "--plain-http"]));
+        .args([&private.url("kyverno/charts"), "--plain-http"])
+        .env("HELM_REGISTRY_CONFIG", &helm_config));
+    let kyverno_auth = run(Command::new(env!("CARGO_BIN_EXE_tidegate")).args([
+        "create",
+        "secret",
+        "oci",
+        "kyverno-auth",
+        "-n",
+        "kyverno",
+        "--url",
+        &private.host,
+        "--username",
+        "fleet",
+        "--password",
+        "pa55word",
+        "--export",
+    ]));
     // A static chart repository for loki-stack.
     let repo_dir = work.path().join("grafana");
     std::fs::create_dir_all(&repo_dir).unwrap();
@@ -188,7 +213,11 @@ fn up_gets_oci_and_helm_sources_ready_and_follows_oci_tags() {
     );
     repo.write(
         "infrastructure/controllers/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- kube-prometheus-stack.yaml\n- loki-stack.yaml\n- kyverno.yaml\n",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- kube-prometheus-stack.yaml\n- loki-stack.yaml\n- kyverno.yaml\n- kyverno-auth.yaml\n",
+    );
+    repo.write(
+        "infrastructure/controllers/kyverno-auth.yaml",
+        &kyverno_auth,
     );
     repo.write(
         "infrastructure/controllers/kube-prometheus-stack.yaml",
@@ -206,8 +235,8 @@ fn up_gets_oci_and_helm_sources_ready_and_follows_oci_tags() {
     repo.write(
         "infrastructure/controllers/kyverno.yaml",
         &format!(
-            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kyverno\n---\napiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: HelmRepository\nmetadata:\n  name: kyverno\n  namespace: kyverno\nspec:\n  interval: 24h\n  type: oci\n  insecure: true\n  url: {}\n---\napiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: HelmChart\nmetadata:\n  name: kyverno-kyverno\n  namespace: kyverno\nspec:\n  interval: 1h\n  chart: kyverno\n  version: \"3.x\"\n  sourceRef:\n    kind: HelmRepository\n    name: kyverno\n",
-            reg.url("kyverno/charts")
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kyverno\n---\napiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: HelmRepository\nmetadata:\n  name: kyverno\n  namespace: kyverno\nspec:\n  interval: 24h\n  type: oci\n  insecure: true\n  secretRef:\n    name: kyverno-auth\n  url: {}\n---\napiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: HelmChart\nmetadata:\n  name: kyverno-kyverno\n  namespace: kyverno\nspec:\n  interval: 1h\n  chart: kyverno\n  version: \"3.x\"\n  sourceRef:\n    kind: HelmRepository\n    name: kyverno\n",
+            private.url("kyverno/charts")
         ),
     );
     repo.commit("fleet");

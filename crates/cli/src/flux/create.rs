@@ -142,6 +142,10 @@ pub enum SecretWhat {
     /// Credentials for a GitRepository: an SSH deploy key and the host's key, or HTTP(S) basic
     /// auth or a bearer token, and a CA.
     Git(SecretGitArgs),
+    /// Credentials for a HelmRepository: basic auth, a client certificate, a CA.
+    Helm(super::secret_registry::SecretHelmArgs),
+    /// Registry credentials (a Docker config) for OCIRepositories and OCI HelmRepositories.
+    Oci(super::secret_registry::SecretOciArgs),
 }
 
 /// Flags of `create source git`.
@@ -465,6 +469,8 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             .await
         }
         What::Secret(SecretWhat::Git(a)) => super::secret::run(a).await,
+        What::Secret(SecretWhat::Helm(a)) => super::secret_registry::run_helm(a).await,
+        What::Secret(SecretWhat::Oci(a)) => super::secret_registry::run_oci(a).await,
         What::Kustomization(a) => {
             let obj = kustomization_object(&a)?;
             if a.export {
@@ -504,6 +510,12 @@ mod tests {
             What::Kustomization(a) => export_yaml(&kustomization_object(&a).unwrap()),
             What::Secret(SecretWhat::Git(a)) => {
                 export_yaml(&super::super::secret::secret_object(&a).unwrap())
+            }
+            What::Secret(SecretWhat::Helm(a)) => {
+                export_yaml(&super::super::secret_registry::helm_secret_object(&a).unwrap())
+            }
+            What::Secret(SecretWhat::Oci(a)) => {
+                export_yaml(&super::super::secret_registry::oci_secret_object(&a).unwrap())
             }
         }
     }
@@ -610,5 +622,93 @@ mod tests {
             ]),
             "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: podinfo-auth\n  namespace: flux-system\nstringData:\n  password: token\n  username: git\n"
         );
+        assert_eq!(
+            exported(&[
+                "secret",
+                "helm",
+                "repo-auth",
+                "-n",
+                "apps",
+                "-u",
+                "me",
+                "-p",
+                "pw"
+            ]),
+            "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: repo-auth\n  namespace: apps\nstringData:\n  password: pw\n  username: me\ntype: kubernetes.io/basic-auth\n"
+        );
+        let oci = exported(&[
+            "secret",
+            "oci",
+            "ghcr-auth",
+            "--url=ghcr.io",
+            "--username=me",
+            "--password=p&w",
+        ]);
+        assert!(
+            oci.starts_with("---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ghcr-auth\n  namespace: flux-system\nstringData:\n  .dockerconfigjson: |-\n    {\n      \"auths\": {\n        \"ghcr.io\": {\n"),
+            "{oci}"
+        );
+        assert!(
+            oci.ends_with("type: kubernetes.io/dockerconfigjson\n"),
+            "{oci}"
+        );
+    }
+
+    #[test]
+    fn registry_secrets_are_read_back_by_the_sources() {
+        let t = T::try_parse_from([
+            "create",
+            "secret",
+            "oci",
+            "auth",
+            "--url=registry.example.com:5000",
+            "-u",
+            "fleet",
+            "-p",
+            "s3cr&t",
+        ])
+        .unwrap();
+        let What::Secret(SecretWhat::Oci(a)) = t.what else {
+            panic!("parsed as oci");
+        };
+        let obj = super::super::secret_registry::oci_secret_object(&a).unwrap();
+        let config = obj["stringData"][".dockerconfigjson"].as_str().unwrap();
+        let creds = tidegate_source::oci::auth::from_docker_config(
+            config.as_bytes(),
+            "registry.example.com:5000/app",
+        )
+        .unwrap();
+        assert_eq!(
+            creds,
+            Some(tidegate_source::oci::Credentials::Basic {
+                username: "fleet".into(),
+                password: "s3cr&t".into()
+            })
+        );
+        let t = T::try_parse_from(["create", "secret", "helm", "x", "-u", "me"]).unwrap();
+        let What::Secret(SecretWhat::Helm(a)) = t.what else {
+            panic!("parsed as helm");
+        };
+        assert_eq!(
+            super::super::secret_registry::helm_secret_object(&a)
+                .unwrap_err()
+                .to_string(),
+            "password is required"
+        );
+        for missing in [
+            vec!["create", "secret", "oci", "x", "-u", "a", "-p", "b"],
+            vec!["create", "secret", "oci", "x", "--url=ghcr.io", "-p", "b"],
+        ] {
+            let t = T::try_parse_from(missing).unwrap();
+            let What::Secret(SecretWhat::Oci(a)) = t.what else {
+                panic!("parsed as oci");
+            };
+            assert!(
+                super::super::secret_registry::oci_secret_object(&a)
+                    .unwrap_err()
+                    .to_string()
+                    .ends_with("is required")
+            );
+        }
     }
 }

@@ -14,6 +14,7 @@ pub mod get;
 pub mod kind;
 pub mod reconcile;
 pub mod secret;
+pub mod secret_registry;
 pub mod stats;
 pub mod suspend;
 pub mod trace;
