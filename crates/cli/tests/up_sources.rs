@@ -5,6 +5,8 @@
 //! `helm repo index`), a registry behind basic auth whose Secret `tidegate create secret oci
 //! --export` made, and a Kustomization from an OCIRepository that follows new tags.
 
+#[path = "../../controllers/tests/chart_support/mod.rs"]
+mod chart_support;
 #[path = "../../source/tests/support/mod.rs"]
 mod git_support;
 #[path = "../../source/tests/registry_support/mod.rs"]
@@ -14,24 +16,10 @@ mod up_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use chart_support::helm;
 use registry_support::{Mode, Registry};
 use serde_json::Value;
 use up_support::*;
-
-fn helm() -> PathBuf {
-    let tools = std::env::var("TIDEGATE_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/tidegate-tools")
-        });
-    let helm = tools.join("helm-v4.1.4/helm");
-    assert!(
-        helm.exists(),
-        "helm v4.1.4 is needed at {} (.ci/run installs it)",
-        helm.display()
-    );
-    helm
-}
 
 fn run(cmd: &mut Command) -> String {
     let out = cmd.output().expect("command runs");

@@ -307,41 +307,14 @@ async fn verification_keys(
         .and_then(|p| p.as_str())
         .unwrap_or("cosign");
     let secret = verify.pointer("/secretRef/name").and_then(|n| n.as_str());
-    let fail = |provider: &str, m: String| {
-        Failure::new(
-            SOURCE_VERIFIED,
-            "VerificationError",
-            format!("failed to verify the signature using provider '{provider}': {m}"),
-        )
-    };
-    if provider != "cosign" {
-        return Err(fail(
-            provider,
-            format!("{provider} verification is not supported by Tidegate yet"),
-        )
-        .stall());
-    }
-    let Some(secret) = secret else {
-        return Err(fail(
-            "cosign keyless",
-            "keyless verification is not supported by Tidegate yet (give public keys in spec.verify.secretRef)".to_string(),
-        )
-        .stall());
-    };
-    let data = crate::source::secret_data(&ctx.client, ns, secret)
-        .await
-        .map_err(|m| fail("cosign", m))?;
-    let mut keys = Vec::new();
-    for (name, pem) in data.iter().filter(|(k, _)| k.ends_with(".pub")) {
-        keys.push(
-            tidegate_source::oci::cosign::parse_public_key(pem)
-                .map_err(|e| fail("cosign", format!("key '{name}': {e}")))?,
-        );
-    }
+    let keys = crate::source::verify::cosign_keys(&ctx.client, ns, provider, secret).await?;
     if keys.is_empty() {
-        return Err(fail(
+        return Err(crate::source::verify::failure(
             "cosign",
-            format!("no public keys found in secret '{ns}/{secret}'"),
+            format!(
+                "no public keys found in secret '{ns}/{}'",
+                secret.unwrap_or_default()
+            ),
         ));
     }
     Ok(keys)

@@ -3,6 +3,7 @@
 //! registry whose tags are chart versions.
 
 use kube::{Api, ResourceExt};
+use std::collections::HashMap;
 use std::sync::Arc;
 use tidegate_api::HelmRepository;
 use tidegate_core::semver::{Constraints, Version};
@@ -57,7 +58,32 @@ pub(super) enum ChartRepository {
         pass_credentials: bool,
     },
     /// An OCI registry (`oci://host/path`, charts at `<path>/<name>`).
-    Oci { url: String, options: oci::Options },
+    Oci {
+        url: String,
+        options: oci::Options,
+        connected: Connections,
+    },
+}
+
+/// The registry connections of one OCI chart repository, each made once per build (listing
+/// tags, verifying and pulling a chart share one).
+#[derive(Default)]
+pub(super) struct Connections(tokio::sync::Mutex<HashMap<String, Arc<Registry>>>);
+
+impl Connections {
+    async fn get(
+        &self,
+        repo: &oci::Repository,
+        options: &oci::Options,
+    ) -> Result<Arc<Registry>, oci::RegistryError> {
+        let mut connected = self.0.lock().await;
+        if let Some(r) = connected.get(&repo.name()) {
+            return Ok(r.clone());
+        }
+        let registry = Arc::new(Registry::connect(repo, options).await?);
+        connected.insert(repo.name(), registry.clone());
+        Ok(registry)
+    }
 }
 
 /// Flux's `NormalizeURL`: OCI URLs lose trailing slashes, HTTP URLs get exactly one.
@@ -124,7 +150,11 @@ impl ChartRepository {
                     urls: cv.urls.clone(),
                 })
             }
-            ChartRepository::Oci { url, options } => {
+            ChartRepository::Oci {
+                url,
+                options,
+                connected,
+            } => {
                 let chart_url = format!("{url}/{name}");
                 let found = |v: String| ChartVersionRef {
                     name: name.to_string(),
@@ -134,9 +164,11 @@ impl ChartRepository {
                 if tidegate_source::oci::select::parse_version(version).is_some() {
                     return Ok(found(version.to_string()));
                 }
-                let tags = chart_tags(&chart_url, options).await.map_err(|e| {
-                    GetError::External(format!("could not get tags for {name:?}: {e}"))
-                })?;
+                let tags = chart_tags(&chart_url, options, connected)
+                    .await
+                    .map_err(|e| {
+                        GetError::External(format!("could not get tags for {name:?}: {e}"))
+                    })?;
                 if tags.is_empty() {
                     return Err(GetError::External(format!(
                         "unable to locate any tags in provided repository: {name}"
@@ -171,7 +203,9 @@ impl ChartRepository {
                     .await
                     .map_err(|e| e.to_string())
             }
-            ChartRepository::Oci { options, .. } => pull_oci_chart(first, options)
+            ChartRepository::Oci {
+                options, connected, ..
+            } => pull_oci_chart(first, options, connected)
                 .await
                 .map_err(|e| format!("failed to get '{first}': {e}")),
         }
@@ -186,7 +220,10 @@ impl ChartRepository {
         cv: &ChartVersionRef,
         keys: &[oci::cosign::PublicKey],
     ) -> Result<bool, String> {
-        let ChartRepository::Oci { options, .. } = self else {
+        let ChartRepository::Oci {
+            options, connected, ..
+        } = self
+        else {
             return Err("not implemented".to_string());
         };
         let Some(url) = cv.urls.first() else {
@@ -196,7 +233,7 @@ impl ChartRepository {
         let repo = oci::parse_repository_url(repo_url)
             .map_err(|e| format!("invalid chart reference: {e}"))?;
         let fail = |e: oci::RegistryError| format!("failed to verify {url}: {e}");
-        let registry = Registry::connect(&repo, options).await.map_err(fail)?;
+        let registry = connected.get(&repo, options).await.map_err(fail)?;
         let digest = registry.digest(&repo.tag(&tag)).await.map_err(fail)?;
         if oci::cosign::verify(&registry, &digest, keys)
             .await
@@ -226,10 +263,14 @@ fn split_tag(reference: &str) -> (&str, String) {
 
 /// The chart versions among a repository's tags (`_` read as `+`), highest first, as Helm's
 /// registry client lists them.
-async fn chart_tags(chart_url: &str, options: &oci::Options) -> Result<Vec<String>, String> {
+async fn chart_tags(
+    chart_url: &str,
+    options: &oci::Options,
+    connected: &Connections,
+) -> Result<Vec<String>, String> {
     let repo = oci::parse_repository_url(chart_url).map_err(|e| e.to_string())?;
     let fail = |e: oci::RegistryError| format!("could not fetch tags for {chart_url:?}: {e}");
-    let registry = Registry::connect(&repo, options).await.map_err(fail)?;
+    let registry = connected.get(&repo, options).await.map_err(fail)?;
     let tags = registry.list_tags().await.map_err(fail)?;
     let mut versions: Vec<Version> = tags
         .iter()
@@ -261,10 +302,15 @@ fn last_matching_version(tags: &[String], version: &str) -> Result<String, Strin
 
 /// Pulls a chart from `oci://host/repo/name:version` as Helm's registry client does: a Helm
 /// config and a chart layer required; `+` in the version is `_` in the tag.
-async fn pull_oci_chart(reference: &str, options: &oci::Options) -> Result<Vec<u8>, String> {
+async fn pull_oci_chart(
+    reference: &str,
+    options: &oci::Options,
+    connected: &Connections,
+) -> Result<Vec<u8>, String> {
     let (repo_url, tag) = split_tag(reference);
     let repo = oci::parse_repository_url(repo_url).map_err(|e| e.to_string())?;
-    let registry = Registry::connect(&repo, options)
+    let registry = connected
+        .get(&repo, options)
         .await
         .map_err(|e| e.to_string())?;
     let manifest = registry
@@ -402,7 +448,11 @@ pub(super) async fn for_helm_repository(
     let url = normalize_url(&repo.spec.url);
     if repo.spec.is_oci() {
         let options = oci_options(repo, ctx).await.map_err(GetError::Auth)?;
-        return Ok(ChartRepository::Oci { url, options });
+        return Ok(ChartRepository::Oci {
+            url,
+            options,
+            connected: Connections::default(),
+        });
     }
     let http = http_options(repo, ctx).await.map_err(GetError::Auth)?;
     let artifact = repo.status.as_ref().and_then(|s| s.artifact.as_ref());
@@ -498,6 +548,7 @@ pub(super) async fn for_dependency(
             .await
             .map_err(GetError::into_message),
         None if url.starts_with("oci://") => Ok(ChartRepository::Oci {
+            connected: Connections::default(),
             url: url.to_string(),
             options: oci::Options {
                 user_agent: "tidegate/source-controller",

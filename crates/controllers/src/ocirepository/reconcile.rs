@@ -296,38 +296,15 @@ async fn verify_signature(
     let Some(v) = &obj.spec.verify else {
         return Ok(());
     };
-    let fail = |provider: &str, m: String| {
-        Failure::new(
-            SOURCE_VERIFIED,
-            "VerificationError",
-            format!("failed to verify the signature using provider '{provider}': {m}"),
-        )
-    };
-    let provider = v.provider.as_deref().unwrap_or("cosign");
-    if provider != "cosign" {
-        return Err(fail(
-            provider,
-            format!("{provider} verification is not supported by Tidegate yet"),
-        )
-        .stall());
-    }
-    let Some(secret_ref) = &v.secret_ref else {
-        return Err(fail(
-            "cosign keyless",
-            "keyless verification is not supported by Tidegate yet (give public keys in spec.verify.secretRef)".to_string(),
-        )
-        .stall());
-    };
     let ns = obj.namespace().unwrap_or_default();
-    let data = crate::source::secret_data(&ctx.client, &ns, &secret_ref.name)
-        .await
-        .map_err(|m| fail("cosign", m))?;
-    let mut keys = Vec::new();
-    for (name, pem) in data.iter().filter(|(k, _)| k.ends_with(".pub")) {
-        let key = oci::cosign::parse_public_key(pem)
-            .map_err(|e| fail("cosign", format!("key '{name}': {e}")))?;
-        keys.push(key);
-    }
+    let keys = crate::source::verify::cosign_keys(
+        &ctx.client,
+        &ns,
+        v.provider.as_deref().unwrap_or("cosign"),
+        v.secret_ref.as_ref().map(|r| r.name.as_str()),
+    )
+    .await?;
+    let fail = crate::source::verify::failure;
     let ok = oci::cosign::verify(registry, digest, &keys)
         .await
         .map_err(|e| fail("cosign", e.to_string()))?;

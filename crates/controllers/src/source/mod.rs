@@ -3,6 +3,7 @@
 //! Secrets. Each kind supplies only its own steps (fetch, verify, pack).
 
 pub(crate) mod failure;
+pub(crate) mod verify;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
