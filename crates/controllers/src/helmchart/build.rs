@@ -42,8 +42,9 @@ pub(super) const CHART_PACKAGE: BuildReason = BuildReason {
     summary: "chart package error",
 };
 
-/// A failed build.
-#[derive(Debug)]
+/// A failed build; shown as `<summary>: <message>`, as Flux's `BuildError` prints.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", .reason.summary)]
 pub(super) struct BuildError {
     pub reason: BuildReason,
     pub message: String,
@@ -73,8 +74,7 @@ impl BuildError {
         } else {
             FETCH_FAILED
         };
-        let message = format!("{}: {}", self.reason.summary, self.message);
-        let failure = Failure::new(condition, self.reason.reason, message);
+        let failure = Failure::new(condition, self.reason.reason, self.to_string());
         if [CHART_REFERENCE, METADATA_PATCH, VALUES_FILES_MERGE].contains(&self.reason) {
             failure.stall()
         } else {

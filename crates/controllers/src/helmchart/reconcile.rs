@@ -131,44 +131,7 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
             let version = spec.version();
             remote::build(&chart_repo, &spec.chart, version, &opts)
                 .await
-                .map_err(|e| {
-                    if e.reason == CHART_VERIFICATION {
-                        let text = format!("{}: {}", e.reason.summary, e.message);
-                        conditions::set(
-                            &mut st.conditions,
-                            BUILD_FAILED,
-                            true,
-                            e.reason.reason,
-                            &text,
-                            generation,
-                        );
-                        return Failure::new(SOURCE_VERIFIED, "VerificationError", text);
-                    }
-                    let text = format!("{}: {}", e.reason.summary, e.message);
-                    // Flux's words for authentication and TLS failures, plus those of
-                    // the OCI client ("Not authorized") and rustls ("invalid peer
-                    // certificate").
-                    let auth = [
-                        "401",
-                        "unauthorized",
-                        "authentication required",
-                        "Not authorized",
-                        "tls",
-                        "unknown certificate authority",
-                        "invalid peer certificate",
-                    ]
-                    .iter()
-                    .any(|w| text.contains(w));
-                    if auth {
-                        Failure::new(
-                            FETCH_FAILED,
-                            "AuthenticationFailed",
-                            format!("failed to authenticate with the Helm repository: {text}"),
-                        )
-                    } else {
-                        e.into_failure()
-                    }
-                })?
+                .map_err(|e| remote_failure(e, st, generation))?
         }
         "GitRepository" => {
             let repos: Api<GitRepository> = Api::namespaced(ctx.client.clone(), &ns);
@@ -293,6 +256,44 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
     };
     refresh_latest(ctx, st);
     Ok(done)
+}
+
+/// A failed remote build as Flux reports it: a verification error on `SourceVerified` (and
+/// `BuildFailed`), errors that read as authentication or TLS failures as
+/// `AuthenticationFailed` (Flux's words, plus the OCI client's "Not authorized" and rustls'
+/// "invalid peer certificate"), the rest by their build reason.
+fn remote_failure(e: BuildError, st: &mut HelmChartStatus, generation: Option<i64>) -> Failure {
+    let text = e.to_string();
+    if e.reason == CHART_VERIFICATION {
+        conditions::set(
+            &mut st.conditions,
+            BUILD_FAILED,
+            true,
+            e.reason.reason,
+            &text,
+            generation,
+        );
+        return Failure::new(SOURCE_VERIFIED, "VerificationError", text);
+    }
+    let auth = [
+        "401",
+        "unauthorized",
+        "authentication required",
+        "Not authorized",
+        "tls",
+        "unknown certificate authority",
+        "invalid peer certificate",
+    ]
+    .iter()
+    .any(|w| text.contains(w));
+    if auth {
+        return Failure::new(
+            FETCH_FAILED,
+            "AuthenticationFailed",
+            format!("failed to authenticate with the Helm repository: {text}"),
+        );
+    }
+    e.into_failure()
 }
 
 /// The public keys (`*.pub`) of `spec.verify.secretRef` for cosign; keyless and notation are
