@@ -19,6 +19,9 @@ pub const HELM_CHART: &str = include_str!("../crds/source.toolkit.fluxcd.io_helm
 pub const KUSTOMIZATION: &str =
     include_str!("../crds/kustomize.toolkit.fluxcd.io_kustomizations.yaml");
 
+/// `helmreleases.helm.toolkit.fluxcd.io`.
+pub const HELM_RELEASE: &str = include_str!("../crds/helm.toolkit.fluxcd.io_helmreleases.yaml");
+
 /// Every CRD, in install order.
 pub fn all() -> Vec<&'static str> {
     vec![
@@ -27,6 +30,7 @@ pub fn all() -> Vec<&'static str> {
         HELM_REPOSITORY,
         HELM_CHART,
         KUSTOMIZATION,
+        HELM_RELEASE,
     ]
 }
 
@@ -64,7 +68,8 @@ mod tests {
                 "ocirepositories.source.toolkit.fluxcd.io",
                 "helmrepositories.source.toolkit.fluxcd.io",
                 "helmcharts.source.toolkit.fluxcd.io",
-                "kustomizations.kustomize.toolkit.fluxcd.io"
+                "kustomizations.kustomize.toolkit.fluxcd.io",
+                "helmreleases.helm.toolkit.fluxcd.io"
             ]
         );
     }

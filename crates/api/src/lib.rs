@@ -5,6 +5,7 @@ pub mod conditions;
 pub mod crds;
 pub mod gitrepository;
 pub mod helmchart;
+pub mod helmrelease;
 pub mod helmrepository;
 pub mod kustomization;
 pub mod meta;
@@ -12,6 +13,7 @@ pub mod ocirepository;
 
 pub use gitrepository::{GitRepository, GitRepositorySpec, GitRepositoryStatus};
 pub use helmchart::{HelmChart, HelmChartSpec, HelmChartStatus};
+pub use helmrelease::{HelmRelease, HelmReleaseSpec, HelmReleaseStatus};
 pub use helmrepository::{HelmRepository, HelmRepositorySpec, HelmRepositoryStatus};
 pub use kustomization::{Kustomization, KustomizationSpec, KustomizationStatus};
 pub use ocirepository::{OCIRepository, OCIRepositorySpec, OCIRepositoryStatus};

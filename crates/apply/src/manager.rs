@@ -228,6 +228,25 @@ impl ResourceManager {
         Some(out)
     }
 
+    /// The resource serving `apiVersion`/`kind`: `None` when not served.
+    pub async fn target(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Option<crate::resolve::Target>, Error> {
+        self.resolver.resolve(api_version, kind).await
+    }
+
+    /// Every served `group/version` and `group/version/Kind` (Helm's capabilities).
+    pub async fn api_versions(&self) -> Result<Vec<String>, Error> {
+        self.resolver.api_versions().await
+    }
+
+    /// Runs discovery again (after CRDs were created outside an apply).
+    pub async fn refresh_discovery(&self) -> Result<(), Error> {
+        self.resolver.refresh().await
+    }
+
     /// The settings.
     pub fn options(&self) -> &ManagerOptions {
         &self.options

@@ -93,4 +93,33 @@ impl Resolver {
             namespaced: caps.scope == Scope::Namespaced,
         }))
     }
+
+    /// Every served `group/version` and `group/version/Kind` (`v1` and `v1/Pod` for the core
+    /// group), as Helm's `.Capabilities.APIVersions` lists them.
+    pub async fn api_versions(&self) -> Result<Vec<String>, Error> {
+        if self.discovery.read().await.is_none() {
+            self.refresh().await?;
+        }
+        let guard = self.discovery.read().await;
+        let Some((discovery, _)) = guard.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for group in discovery.groups() {
+            for version in group.versions() {
+                let gv = if group.name().is_empty() {
+                    version.to_string()
+                } else {
+                    format!("{}/{version}", group.name())
+                };
+                for (resource, _) in group.versioned_resources(version) {
+                    out.push(format!("{gv}/{}", resource.kind));
+                }
+                out.push(gv);
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
-    gitrepository, helmchart, helmrepository, kustomization, leader, ocirepository,
+    gitrepository, helmchart, helmrelease, helmrepository, kustomization, leader, ocirepository,
 };
 use tidegate_source::storage::{Retention, Storage};
 
@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "source-controller,kustomize-controller"
+        default_value = "source-controller,kustomize-controller,helm-controller"
     )]
     components: Vec<String>,
     /// Where artifacts are stored.
@@ -46,7 +46,10 @@ pub struct Args {
     /// Kustomizations reconciled at once (Flux's kustomize-controller `--concurrent`, 4).
     #[arg(long, default_value_t = 4)]
     kustomize_concurrent: u16,
-    /// Service account impersonated by Kustomizations that name none.
+    /// HelmReleases reconciled at once (Flux's helm-controller `--concurrent`, 4).
+    #[arg(long, default_value_t = 4)]
+    helm_concurrent: u16,
+    /// Service account impersonated by Kustomizations and HelmReleases that name none.
     #[arg(long)]
     default_service_account: Option<String>,
     /// Refuse references to sources and dependencies in other namespaces.
@@ -193,6 +196,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         std::env::var("RUNTIME_NAMESPACE").ok()
     };
+    let namespace_helm = namespace.clone();
     if args.enable_leader_election {
         let ns = args
             .leader_election_namespace
@@ -238,6 +242,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             watch_label_selector: selector.map(str::to_string),
             ..Default::default()
         },
+        helm: helmrelease::Options {
+            concurrent: args.helm_concurrent,
+            jitter_percent: args.interval_jitter_percentage,
+            requeue_dependency: requeue,
+            namespace: namespace_helm,
+            default_service_account: args.default_service_account.clone(),
+            no_cross_namespace_refs: args.no_cross_namespace_refs,
+            watch_label_selector: selector.map(str::to_string),
+        },
         components: args.components.clone(),
     };
     set.run(wait_for_signal()).await;
@@ -262,6 +275,8 @@ fn lease_name(selector: Option<&str>) -> String {
 pub const SOURCE: &str = "source-controller";
 /// The kustomize-controller component.
 pub const KUSTOMIZE: &str = "kustomize-controller";
+/// The helm-controller component.
+pub const HELM: &str = "helm-controller";
 
 /// The controllers of one process, with what they share.
 pub struct Set {
@@ -277,6 +292,8 @@ pub struct Set {
     pub source: gitrepository::Options,
     /// kustomize-controller settings.
     pub kustomize: kustomization::Options,
+    /// helm-controller settings.
+    pub helm: helmrelease::Options,
     /// Which to run.
     pub components: Vec<String>,
 }
@@ -328,6 +345,15 @@ impl Set {
                 self.config.clone(),
                 self.metrics.clone(),
                 self.kustomize.clone(),
+                stop(),
+            )));
+        }
+        if self.components.iter().any(|c| c == HELM) {
+            tasks.push(tokio::spawn(helmrelease::run(
+                self.client.clone(),
+                self.config.clone(),
+                self.metrics.clone(),
+                self.helm.clone(),
                 stop(),
             )));
         }

@@ -5,7 +5,7 @@
 use serde_json::Value;
 use tidegate_apply::{ResourceManager, WaitOptions};
 
-use crate::controllers::{KUSTOMIZE, SOURCE};
+use crate::controllers::{HELM, KUSTOMIZE, SOURCE};
 use crate::flux::{Global, action, success, waiting};
 
 /// The controllers' image.
@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "source-controller,kustomize-controller"
+        default_value = "source-controller,kustomize-controller,helm-controller"
     )]
     components: Vec<String>,
     #[command(flatten)]
@@ -167,11 +167,11 @@ metadata:
         + "\n"
 }
 
-/// Refuses components other than source-controller and kustomize-controller.
+/// Refuses components other than source-controller, kustomize-controller and helm-controller.
 pub fn check_components(components: &[String]) -> anyhow::Result<()> {
     for c in components {
-        if c != SOURCE && c != KUSTOMIZE {
-            anyhow::bail!("unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE})");
+        if c != SOURCE && c != KUSTOMIZE && c != HELM {
+            anyhow::bail!("unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE}, {HELM})");
         }
     }
     Ok(())

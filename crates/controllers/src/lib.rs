@@ -5,6 +5,7 @@
 //! - [`helmchart`]: `source.toolkit.fluxcd.io/v1` HelmChart (source-controller);
 //! - [`helmrepository`]: `source.toolkit.fluxcd.io/v1` HelmRepository (source-controller);
 //! - [`ocirepository`]: `source.toolkit.fluxcd.io/v1` OCIRepository (source-controller);
+//! - [`helmrelease`]: `helm.toolkit.fluxcd.io/v2` HelmRelease (Flux's helm-controller);
 //! - [`kustomization`]: `kustomize.toolkit.fluxcd.io/v1` Kustomization (Flux's
 //!   kustomize-controller);
 //! - [`events`], [`metrics`], [`status`], [`timing`], [`fresh`]: what every reconciler shares.
@@ -14,6 +15,7 @@ pub mod finalizer;
 pub mod fresh;
 pub mod gitrepository;
 pub mod helmchart;
+pub mod helmrelease;
 pub mod helmrepository;
 pub mod kustomization;
 pub mod leader;

@@ -1,7 +1,35 @@
 //! Status writes as JSON merge patches computed from the old and new status, so a reconcile
 //! that changed nothing sends nothing.
 
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Resource};
 use serde_json::{Map, Value};
+
+/// Patches `name`'s status with the difference between `old` and `new` (no request when they
+/// are equal); the object as written is recorded in `versions`.
+pub async fn patch<K, S>(
+    api: &Api<K>,
+    versions: &crate::fresh::Versions,
+    name: &str,
+    old: &S,
+    new: &S,
+) -> Result<(), String>
+where
+    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    S: serde::Serialize,
+{
+    let to_json = |s: &S| serde_json::to_value(s).unwrap_or_default();
+    let Some(diff) = merge_diff(&to_json(old), &to_json(new)) else {
+        return Ok(());
+    };
+    let patch = serde_json::json!({ "status": diff });
+    let stored = api
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| format!("patching status: {e}"))?;
+    versions.record(&stored);
+    Ok(())
+}
 
 /// The merge patch turning `old` into `new` (RFC 7386): changed keys, `null` for removed ones,
 /// arrays replaced whole. `None` when they are equal.

@@ -250,9 +250,6 @@ pub fn render_loaded(
     user: &Values,
     opts: &TemplateOptions,
 ) -> Result<Rendered, TemplateError> {
-    let mut warnings = Vec::new();
-    validate_release_name(&opts.release_name)?;
-    chart::process_dependencies(chart, user, &mut warnings).map_err(plain)?;
     let kube_version = match &opts.kube_version {
         Some(v) => Some(
             KubeVersion::parse(v).map_err(|e| plain(format!("invalid kube version '{v}': {e}")))?,
@@ -267,8 +264,36 @@ pub fn render_loaded(
         is_upgrade: opts.is_upgrade,
         is_install: !opts.is_upgrade,
     };
+    let mut rendered = render_release(
+        chart,
+        user,
+        &release,
+        &caps,
+        None,
+        opts.skip_schema_validation,
+    )?;
+    if !opts.include_crds {
+        rendered.crds.clear();
+    }
+    Ok(rendered)
+}
+
+/// Renders a chart for a release as Helm's install and upgrade actions do: the cluster's
+/// capabilities, the release's revision, `lookup` answered by `lookup`. CRD files are returned
+/// with the render, for the caller's CRD policy.
+pub fn render_release(
+    chart: &mut Chart,
+    user: &Values,
+    release: &ReleaseOptions,
+    caps: &Capabilities,
+    lookup: Option<std::rc::Rc<dyn engine::Lookup>>,
+    skip_schema_validation: bool,
+) -> Result<Rendered, TemplateError> {
+    let mut warnings = Vec::new();
+    validate_release_name(&release.name)?;
+    chart::process_dependencies(chart, user, &mut warnings).map_err(plain)?;
     let coalesced = values::coalesce(chart, user, false, &mut warnings).map_err(plain)?;
-    if !opts.skip_schema_validation {
+    if !skip_schema_validation {
         let json = Value::Map(coalesced.clone(), MapKind::Any)
             .to_json_value()
             .map_err(plain)?;
@@ -278,7 +303,7 @@ pub fn render_loaded(
             ))
         })?;
     }
-    let top = engine::render_values(chart, &coalesced, &release, &caps);
+    let top = engine::render_values(chart, &coalesced, release, caps);
     if !chart.metadata.kube_version.is_empty()
         && !chart::is_compatible_range(&chart.metadata.kube_version, &caps.kube_version.normalized)
     {
@@ -289,7 +314,7 @@ pub fn render_loaded(
     }
     let options = RenderOptions {
         strict: false,
-        lookup: None,
+        lookup,
     };
     let mut files = engine::render(chart, &top, &options).map_err(rendering)?;
     let mut notes = String::new();
@@ -309,15 +334,11 @@ pub fn render_loaded(
         }
     }
     let (hooks, manifests) = release::sort_manifests(&files).map_err(rendering)?;
-    let crds = if opts.include_crds {
-        chart
-            .crd_objects(chart.name())
-            .into_iter()
-            .map(|(path, f)| (path, String::from_utf8_lossy(&f.data).into_owned()))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let crds = chart
+        .crd_objects(chart.name())
+        .into_iter()
+        .map(|(path, f)| (path, String::from_utf8_lossy(&f.data).into_owned()))
+        .collect();
     Ok(Rendered {
         manifests,
         hooks,

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod release;
 pub mod repo;
 pub mod sprig;
+pub mod storage;
 pub mod template;
 pub mod values;
 

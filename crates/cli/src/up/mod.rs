@@ -14,10 +14,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kube::Client;
 use serde_json::Value;
 use tidegate_controllers::metrics::Metrics;
-use tidegate_controllers::{gitrepository, kustomization, leader};
+use tidegate_controllers::{gitrepository, helmrelease, kustomization, leader};
 use tidegate_source::storage::{Retention, Storage};
 
-use crate::controllers::{KUSTOMIZE, SOURCE, Set, wait_for_signal};
+use crate::controllers::{HELM, KUSTOMIZE, SOURCE, Set, wait_for_signal};
 
 mod progress;
 
@@ -253,14 +253,21 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
             concurrent: args.concurrent,
             ..Default::default()
         },
-        components: vec![SOURCE.into(), KUSTOMIZE.into()],
+        helm: helmrelease::Options {
+            concurrent: args.concurrent,
+            ..Default::default()
+        },
+        components: vec![SOURCE.into(), KUSTOMIZE.into(), HELM.into()],
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let controllers = tokio::spawn(set.run(async {
         let _ = stop_rx.await;
     }));
     running.controllers = Some((stop_tx, controllers));
-    done(bar, "✔ source-controller and kustomize-controller started");
+    done(
+        bar,
+        "✔ source-controller, kustomize-controller and helm-controller started",
+    );
     // The controllers run in this process; holding their Lease tells `tidegate check` (and a
     // `tidegate controllers --enable-leader-election` pointed here) that they are running.
     let lease = leader::LeaseOptions {

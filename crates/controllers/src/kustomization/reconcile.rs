@@ -5,7 +5,6 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef as StoreRef;
 use kube::{Api, ResourceExt};
@@ -24,7 +23,6 @@ use super::build::ARTIFACT_FAILED;
 use super::cluster::manager_for;
 use super::{Context, ReconcileError, build, dependencies, key};
 use crate::events::EventType;
-use crate::status::merge_diff;
 use crate::timing::jittered;
 
 /// `Healthy`: the result of the last health check.
@@ -116,17 +114,8 @@ struct Status<'a> {
 
 impl Status<'_> {
     async fn flush(&mut self) -> Result<(), String> {
-        let to_json = |s: &KustomizationStatus| serde_json::to_value(s).unwrap_or_default();
-        if let Some(diff) = merge_diff(&to_json(&self.written), &to_json(&self.st)) {
-            let patch = serde_json::json!({ "status": diff });
-            let stored = self
-                .api
-                .patch_status(&self.name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(|e| format!("patching status: {e}"))?;
-            self.versions.record(&stored);
-            self.written = self.st.clone();
-        }
+        crate::status::patch(self.api, self.versions, &self.name, &self.written, &self.st).await?;
+        self.written = self.st.clone();
         Ok(())
     }
 

@@ -12,7 +12,6 @@ use std::time::Duration;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::Serialize;
@@ -23,7 +22,6 @@ use tidegate_source::storage::Storage;
 
 use crate::events::{EventType, Recorder};
 use crate::metrics::Metrics;
-use crate::status::merge_diff;
 use crate::timing::{Backoff, jittered};
 use failure::{
     ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, BUILD_FAILED, FETCH_FAILED, Failure,
@@ -472,17 +470,7 @@ pub(crate) async fn patch_status<K: Source>(
     old: &K::Status,
     new: &K::Status,
 ) -> Result<(), String> {
-    let to_json = |s: &K::Status| serde_json::to_value(s).unwrap_or_default();
-    let Some(diff) = merge_diff(&to_json(old), &to_json(new)) else {
-        return Ok(());
-    };
-    let patch = serde_json::json!({ "status": diff });
-    let stored = api
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|e| format!("patching status: {e}"))?;
-    versions.record(&stored);
-    Ok(())
+    crate::status::patch(api, versions, name, old, new).await
 }
 
 /// Removes the artifacts of a deleted source, then its finalizer.

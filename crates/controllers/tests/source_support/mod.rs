@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
-    gitrepository, helmchart, helmrepository, kustomization, ocirepository,
+    gitrepository, helmchart, helmrelease, helmrepository, kustomization, ocirepository,
 };
 
 #[path = "../../../apiserver/tests/common/mod.rs"]
@@ -31,13 +31,23 @@ impl Drop for Env {
     }
 }
 
-/// The server with every CRD, the source controllers and the Kustomization controller.
+/// The server with every CRD, the source controllers, the Kustomization and the HelmRelease
+/// controllers.
 pub async fn start() -> Env {
+    start_on(common::start().await).await
+}
+
+/// As [`start`], on a server whose workload simulator settles rollouts, Jobs and Pods after
+/// `millis` milliseconds.
+pub async fn start_simulated(millis: u64) -> Env {
+    start_on(common::start_simulated(millis).await).await
+}
+
+async fn start_on(server: common::TestServer) -> Env {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
         .try_init();
-    let server = common::start().await;
     server.ok_stdin(
         &["apply", "--server-side", "-f", "-"],
         &tidegate_api::crds::stream(),
@@ -89,6 +99,16 @@ pub async fn start() -> Env {
         storage,
         metrics.clone(),
         gitrepository::Options::default(),
+        stop(),
+    ));
+    tokio::spawn(helmrelease::run(
+        client.clone(),
+        config.clone(),
+        metrics.clone(),
+        helmrelease::Options {
+            requeue_dependency: Duration::from_secs(2),
+            ..Default::default()
+        },
         stop(),
     ));
     tokio::spawn(kustomization::run(

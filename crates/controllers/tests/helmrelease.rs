@@ -1,0 +1,487 @@
+//! The HelmRelease controller against the embedded API server, with charts the real helm
+//! (v4.1.4) packaged and indexed on a loopback chart server. The releases Tidegate writes are
+//! read back by the real helm (`list`, `history`, `get manifest`, `get values`).
+
+mod chart_support;
+mod source_support;
+
+use std::path::Path;
+use std::process::Command;
+
+use chart_support::*;
+use serde_json::Value;
+use source_support::*;
+
+/// A chart with a Deployment, a Service, a ConfigMap of `.Values.message`, a pre-install and
+/// pre-upgrade Job hook and a test Pod.
+fn write_chart(root: &Path, version: &str) -> std::path::PathBuf {
+    let chart = root.join("webapp");
+    std::fs::create_dir_all(chart.join("templates/tests")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: webapp\nversion: {version}\nappVersion: \"{version}\"\ndescription: test web app\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("values.yaml"),
+        "message: hello\nreplicas: 1\nsimulate: \"\"\nextra: false\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/deployment.yaml"),
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+  {{- with .Values.simulate }}
+  annotations:
+    tidegate.dev/simulate: {{ . }}
+  {{- end }}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector:
+    matchLabels:
+      app: {{ .Release.Name }}
+  template:
+    metadata:
+      labels:
+        app: {{ .Release.Name }}
+    spec:
+      containers:
+      - name: web
+        image: "nginx:{{ .Chart.AppVersion }}"
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/service.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  selector:\n    app: {{ .Release.Name }}\n  ports:\n  - port: 80\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/configmap.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\ndata:\n  message: {{ .Values.message | quote }}\n  revision: {{ .Release.Revision | quote }}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/extra.yaml"),
+        "{{- if .Values.extra }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\ndata:\n  a: b\n{{- end }}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/hook.yaml"),
+        r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-migrate
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: busybox
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/tests/test.yaml"),
+        r#"apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-test
+  annotations:
+    helm.sh/hook: test
+spec:
+  restartPolicy: Never
+  containers:
+  - name: test
+    image: busybox
+"#,
+    )
+    .unwrap();
+    chart
+}
+
+fn publish(server: &ChartServer, version: &str) {
+    let src = tempfile::tempdir().unwrap();
+    let chart = write_chart(src.path(), version);
+    run_helm(&[
+        "package",
+        chart.to_str().unwrap(),
+        "-d",
+        server.dir.to_str().unwrap(),
+    ]);
+    run_helm(&[
+        "repo",
+        "index",
+        server.dir.to_str().unwrap(),
+        "--url",
+        &server.url,
+    ]);
+}
+
+fn helm_release(name: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: webapp\n      version: \"*\"\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n{extra}"
+    )
+}
+
+/// The real helm against the embedded server.
+fn helm_cli(env: &Env, args: &[&str]) -> String {
+    let out = Command::new(helm())
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(&env.server.kubeconfig)
+        .output()
+        .expect("helm runs");
+    assert!(
+        out.status.success(),
+        "helm {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn helm_json(env: &Env, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    serde_json::from_str(&helm_cli(env, &all)).unwrap()
+}
+
+fn released(reason: &'static str) -> impl Fn(&Value) -> bool {
+    move |o: &Value| {
+        ready(o)
+            && condition(o, "Released").is_some_and(|c| c["reason"] == reason)
+            && o["status"]["observedGeneration"] == o["metadata"]["generation"]
+    }
+}
+
+async fn start_with_repo(versions: &[&str]) -> (Env, ChartServer, tempfile::TempDir) {
+    let env = start_simulated(200).await;
+    let charts = tempfile::tempdir().unwrap();
+    let server = serve(charts.path().to_path_buf(), None).await;
+    for v in versions {
+        publish(&server, v);
+    }
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_repository("charts", &format!("{}/", server.url), ""),
+    );
+    wait_for(&env, "helmrepository/charts", "Ready", ready).await;
+    (env, server, charts)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_upgrade_test_and_uninstall_as_helm_records_them() {
+    let (env, server, _dir) = start_with_repo(&["1.0.0"]).await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "web",
+            "  values:\n    message: first\n  test:\n    enable: true\n",
+        ),
+    );
+    let hr = wait_for(&env, "helmrelease/web", "installed", |o| {
+        released("InstallSucceeded")(o)
+            && condition(o, "TestSuccess").is_some_and(|c| c["status"] == "True")
+    })
+    .await;
+    assert_eq!(
+        condition(&hr, "Released").unwrap()["message"],
+        "Helm install succeeded for release default/web.v1 with chart webapp@1.0.0"
+    );
+    assert_eq!(
+        condition(&hr, "TestSuccess").unwrap()["message"],
+        "Helm test succeeded for release default/web.v1 with chart webapp@1.0.0: 1 test hooks completed successfully"
+    );
+    assert_eq!(hr["status"]["helmChart"], "default/default-web");
+    let snap = &hr["status"]["history"][0];
+    assert_eq!(snap["version"], 1);
+    assert_eq!(snap["status"], "deployed");
+    assert_eq!(snap["chartVersion"], "1.0.0");
+    assert_eq!(snap["testHooks"]["web-test"]["phase"], "Succeeded");
+    // The chart template made a HelmChart owned by the release.
+    let chart = get(&env, "helmchart/default-web");
+    assert_eq!(
+        chart["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"],
+        "web"
+    );
+
+    // What the release applied, with Helm's and Flux's metadata.
+    let cm = get(&env, "configmap/web-config");
+    assert_eq!(cm["data"]["message"], "first");
+    assert_eq!(cm["data"]["revision"], "1");
+    assert_eq!(
+        cm["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "Helm"
+    );
+    assert_eq!(
+        cm["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"],
+        "web"
+    );
+    assert_eq!(
+        cm["metadata"]["annotations"]["meta.helm.sh/release-name"],
+        "web"
+    );
+    let full: Value = serde_json::from_str(&env.server.ok(&[
+        "get",
+        "configmap/web-config",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    let managers: Vec<String> = full["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["manager"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        managers.contains(&"helm-controller".to_string()),
+        "{managers:?}"
+    );
+    // The hook Job ran and was deleted (hook-succeeded).
+    env.server.fails(&["get", "job/web-migrate"]);
+
+    // The real helm reads the release.
+    let list = helm_json(&env, &["list", "-n", "default"]);
+    assert_eq!(list[0]["name"], "web");
+    assert_eq!(list[0]["revision"], "1");
+    assert_eq!(list[0]["status"], "deployed");
+    assert_eq!(list[0]["chart"], "webapp-1.0.0");
+    let manifest = helm_cli(&env, &["get", "manifest", "web", "-n", "default"]);
+    assert!(
+        manifest.contains("# Source: webapp/templates/configmap.yaml"),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("helm.toolkit.fluxcd.io/name: web"),
+        "{manifest}"
+    );
+    let values = helm_json(&env, &["get", "values", "web", "-n", "default"]);
+    assert_eq!(values, serde_json::json!({"message": "first"}));
+    let cm_uid = cm["metadata"]["uid"].clone();
+
+    // A values change upgrades; an extra object appears.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "web",
+            "  values:\n    message: second\n    extra: true\n  test:\n    enable: true\n",
+        ),
+    );
+    let hr = wait_for(
+        &env,
+        "helmrelease/web",
+        "upgraded",
+        released("UpgradeSucceeded"),
+    )
+    .await;
+    assert_eq!(
+        condition(&hr, "Released").unwrap()["message"],
+        "Helm upgrade succeeded for release default/web.v2 with chart webapp@1.0.0"
+    );
+    let cm = get(&env, "configmap/web-config");
+    assert_eq!(cm["data"]["message"], "second");
+    assert_eq!(cm["data"]["revision"], "2");
+    assert_eq!(
+        cm["metadata"]["uid"], cm_uid,
+        "updated in place, not recreated"
+    );
+    get(&env, "configmap/web-extra");
+
+    // A new chart version upgrades; the extra object leaves with the values that made it.
+    publish(&server, "1.1.0");
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "helmrepository/charts",
+        "reconcile.fluxcd.io/requestedAt=one",
+    ]);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "web",
+            "  values:\n    message: third\n  test:\n    enable: true\n",
+        ),
+    );
+    let hr = wait_for(&env, "helmrelease/web", "upgraded to 1.1.0", |o| {
+        released("UpgradeSucceeded")(o) && o["status"]["history"][0]["chartVersion"] == "1.1.0"
+    })
+    .await;
+    // The values change and the new chart may land as one upgrade or as two.
+    let version = hr["status"]["history"][0]["version"].as_i64().unwrap();
+    assert!(version == 3 || version == 4, "{version}");
+    env.server.fails(&["get", "configmap/web-extra"]);
+    let history = helm_json(&env, &["history", "web", "-n", "default"]);
+    let statuses: Vec<&str> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses.len() as i64, version);
+    assert_eq!(statuses.last(), Some(&"deployed"));
+    assert!(
+        statuses[..statuses.len() - 1]
+            .iter()
+            .all(|s| *s == "superseded"),
+        "{statuses:?}"
+    );
+    let deploy = get(&env, "deployment/web");
+    assert_eq!(
+        deploy["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.1.0"
+    );
+
+    // Deleting the HelmRelease uninstalls: objects and records go, and the HelmChart.
+    env.server
+        .ok(&["delete", "helmrelease/web", "--wait=true", "--timeout=60s"]);
+    env.server.fails(&["get", "configmap/web-config"]);
+    env.server.fails(&["get", "deployment/web"]);
+    env.server.fails(&["get", "helmchart/default-web"]);
+    let secrets = env
+        .server
+        .ok(&["get", "secrets", "-l", "owner=helm,name=web", "-o", "name"]);
+    assert_eq!(secrets.trim(), "", "release records deleted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_installs_are_remediated_then_stall_when_retries_run_out() {
+    let (env, _server, _dir) = start_with_repo(&["1.0.0"]).await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "broken",
+            "  timeout: 20s\n  install:\n    remediation:\n      retries: 1\n  values:\n    simulate: fail\n",
+        ),
+    );
+    let hr = wait_for(&env, "helmrelease/broken", "stalled", |o| {
+        condition(o, "Stalled").is_some_and(|c| c["status"] == "True")
+    })
+    .await;
+    let stalled = condition(&hr, "Stalled").unwrap();
+    assert_eq!(stalled["reason"], "RetriesExceeded");
+    assert_eq!(stalled["message"], "Failed to install after 2 attempt(s)");
+    assert_eq!(condition(&hr, "Ready").unwrap()["status"], "False");
+    let released = condition(&hr, "Released").unwrap();
+    assert_eq!(released["reason"], "InstallFailed");
+    assert!(
+        released["message"].as_str().unwrap().starts_with(
+            "Helm install failed for release default/broken with chart webapp@1.0.0: "
+        ),
+        "{released}"
+    );
+    assert_eq!(hr["status"]["installFailures"], 2);
+    // The first failure was remediated by uninstalling: its objects went with it.
+    let events = env.server.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=broken",
+        "-o",
+        "json",
+    ]);
+    assert!(events.contains("UninstallSucceeded"), "{events}");
+    assert!(events.contains("InstallFailed"), "{events}");
+    // The real helm sees the last failed attempt.
+    let list = helm_json(&env, &["list", "-n", "default", "--failed"]);
+    assert_eq!(list[0]["status"], "failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_helm_installed_is_taken_over_without_recreating_its_objects() {
+    let (env, server, _dir) = start_with_repo(&["1.0.0"]).await;
+    let tgz = server.dir.join("webapp-1.0.0.tgz");
+    helm_cli(
+        &env,
+        &[
+            "install",
+            "adopted",
+            tgz.to_str().unwrap(),
+            "-n",
+            "default",
+            "--set",
+            "message=by-helm",
+        ],
+    );
+    let before = get(&env, "configmap/adopted-config");
+    assert_eq!(before["data"]["message"], "by-helm");
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release("adopted", "  values:\n    message: by-tidegate\n"),
+    );
+    let hr = wait_for(
+        &env,
+        "helmrelease/adopted",
+        "upgraded",
+        released("UpgradeSucceeded"),
+    )
+    .await;
+    assert_eq!(hr["status"]["history"][0]["version"], 2);
+    let after = get(&env, "configmap/adopted-config");
+    assert_eq!(after["data"]["message"], "by-tidegate");
+    assert_eq!(after["metadata"]["uid"], before["metadata"]["uid"]);
+    let history = helm_json(&env, &["history", "adopted", "-n", "default"]);
+    assert_eq!(history.as_array().unwrap().len(), 2);
+    assert_eq!(history[1]["status"], "deployed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_from_config_maps_and_secrets() {
+    let (env, _server, _dir) = start_with_repo(&["1.0.0"]).await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "vals",
+            "  valuesFrom:\n  - kind: ConfigMap\n    name: base\n  - kind: Secret\n    name: msg\n    valuesKey: text\n    targetPath: message\n  - kind: ConfigMap\n    name: absent\n    optional: true\n  values:\n    replicas: 2\n",
+        ),
+    );
+    let hr = wait_for(&env, "helmrelease/vals", "a values error", |o| {
+        condition(o, "Ready").is_some_and(|c| c["reason"] == "ValuesError")
+    })
+    .await;
+    assert_eq!(
+        condition(&hr, "Ready").unwrap()["message"],
+        "could not resolve ConfigMap chart values reference 'default/base' with key 'values.yaml': resource not found"
+    );
+    env.server.fails(&["get", "configmap/vals-config"]);
+    env.server.ok(&[
+        "create",
+        "configmap",
+        "base",
+        "--from-literal=values.yaml=message: from-configmap\nreplicas: 3\n",
+    ]);
+    env.server.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "msg",
+        "--from-literal=text=from-secret",
+    ]);
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "helmrelease/vals",
+        "reconcile.fluxcd.io/requestedAt=now",
+    ]);
+    wait_for(
+        &env,
+        "helmrelease/vals",
+        "installed",
+        released("InstallSucceeded"),
+    )
+    .await;
+    let cm = get(&env, "configmap/vals-config");
+    assert_eq!(cm["data"]["message"], "from-secret");
+    let deploy = get(&env, "deployment/vals");
+    assert_eq!(
+        deploy["spec"]["replicas"], 2,
+        "inline values win over valuesFrom"
+    );
+}
