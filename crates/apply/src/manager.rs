@@ -417,6 +417,7 @@ impl ResourceManager {
                         timeout: options.stage_timeout,
                         fail_fast: false,
                         ttl_jobs: HashSet::new(),
+                        min_versions: HashMap::new(),
                     },
                 )
                 .await?;

@@ -26,6 +26,27 @@ pub struct AppliedState {
     pub objects: HashMap<String, AppliedRecord>,
 }
 
+impl AppliedState {
+    /// The resourceVersions the writes of `change_set` left, by object (what a wait right
+    /// after the apply must see at least).
+    pub fn written_versions(
+        &self,
+        change_set: &crate::changeset::ChangeSet,
+    ) -> HashMap<tidegate_core::ObjectRef, String> {
+        change_set
+            .entries
+            .iter()
+            .filter(|e| e.action.changed())
+            .filter_map(|e| {
+                let id = crate::inventory::object_id(&e.object);
+                self.objects
+                    .get(&id)
+                    .map(|r| (e.object.clone(), r.resource_version.clone()))
+            })
+            .collect()
+    }
+}
+
 /// The hash of a desired object as the manager will apply it: the object's JSON and the
 /// settings that change the outcome.
 pub fn desired_hash(obj: &Value, field_manager: &str, force: bool) -> String {

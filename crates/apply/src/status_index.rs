@@ -20,11 +20,14 @@ use crate::resolve::Target;
 /// `(group, plural)`.
 type ResourceKey = (String, String);
 
+/// An object's status and the resourceVersion it was computed from.
+type Seen = (Status, Option<u64>);
+
 #[derive(Default)]
 struct Resource {
     synced: bool,
-    /// `(namespace, name)` → status.
-    statuses: HashMap<(String, String), Status>,
+    /// `(namespace, name)` → status, and the resourceVersion it was computed from.
+    statuses: HashMap<(String, String), Seen>,
 }
 
 #[derive(Default)]
@@ -80,8 +83,14 @@ impl StatusIndex {
     }
 
     /// The status of `r` (of resource `target`): `None` until the resource's first list is
-    /// in; `NotFound` for an object that is not there.
-    pub(crate) fn status(&self, target: &Target, r: &ObjectRef) -> Option<Status> {
+    /// in; `NotFound` for an object that is not there; `Unknown` while the index has not yet
+    /// seen the object at resourceVersion `min` or later (a write the caller just made).
+    pub(crate) fn status(
+        &self,
+        target: &Target,
+        r: &ObjectRef,
+        min: Option<u64>,
+    ) -> Option<Status> {
         let namespace = if target.namespaced {
             r.namespace.as_str()
         } else {
@@ -93,11 +102,15 @@ impl StatusIndex {
             return None;
         }
         Some(
-            resource
+            match resource
                 .statuses
                 .get(&(namespace.to_string(), r.name.clone()))
-                .copied()
-                .unwrap_or(Status::NotFound),
+            {
+                None if min.is_some() => Status::Unknown,
+                None => Status::NotFound,
+                Some((_, Some(seen))) if min.is_some_and(|m| *seen < m) => Status::Unknown,
+                Some((s, _)) => *s,
+            },
         )
     }
 
@@ -115,7 +128,7 @@ impl StatusIndex {
         // The task holds the index weakly: when the last manager goes, so do the watches.
         let weak = Arc::downgrade(&self.inner);
         let task = tokio::spawn(async move {
-            let mut pending: HashMap<(String, String), Status> = HashMap::new();
+            let mut pending: HashMap<(String, String), Seen> = HashMap::new();
             let mut stream = watcher::watcher(api, watcher::Config::default()).boxed();
             while let Some(event) = stream.next().await {
                 let Some(inner) = weak.upgrade() else { return };
@@ -182,9 +195,14 @@ impl StatusIndex {
     }
 }
 
-fn entry(o: &DynamicObject) -> Option<((String, String), Status)> {
+fn entry(o: &DynamicObject) -> Option<((String, String), Seen)> {
     let name = o.metadata.name.clone()?;
     let namespace = o.metadata.namespace.clone().unwrap_or_default();
+    let rv = o
+        .metadata
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok());
     let v = serde_json::to_value(o).ok()?;
-    Some(((namespace, name), health::compute(&v).status))
+    Some(((namespace, name), (health::compute(&v).status, rv)))
 }

@@ -25,6 +25,9 @@ pub struct WaitOptions {
     pub fail_fast: bool,
     /// Jobs with `ttlSecondsAfterFinished`: gone counts as done.
     pub ttl_jobs: HashSet<ObjectRef>,
+    /// The resourceVersions the caller's own writes produced: an object's health counts only
+    /// from that version on (shared watches may not have seen the write yet).
+    pub min_versions: HashMap<ObjectRef, String>,
 }
 
 impl Default for WaitOptions {
@@ -33,6 +36,7 @@ impl Default for WaitOptions {
             timeout: Duration::from_secs(300),
             fail_fast: true,
             ttl_jobs: HashSet::new(),
+            min_versions: HashMap::new(),
         }
     }
 }
@@ -230,7 +234,13 @@ impl ResourceManager {
                 .iter()
                 .map(|(r, t)| {
                     let s = match t {
-                        Some(t) => index.status(t, r).unwrap_or(Status::Unknown),
+                        Some(t) => {
+                            let min = options
+                                .min_versions
+                                .get(r)
+                                .and_then(|v| v.parse::<u64>().ok());
+                            index.status(t, r, min).unwrap_or(Status::Unknown)
+                        }
                         None => Status::NotFound,
                     };
                     (r.clone(), s)

@@ -199,6 +199,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     timeout: args.timeout,
                     fail_fast: true,
                     ttl_jobs,
+                    ..Default::default()
                 },
             )
             .await

@@ -46,6 +46,8 @@ spec:
     metadata:
       labels:
         app: {{ .Release.Name }}
+      annotations:
+        simulated: {{ .Values.simulate | quote }}
     spec:
       containers:
       - name: web
@@ -161,12 +163,22 @@ fn released(reason: &'static str) -> impl Fn(&Value) -> bool {
 }
 
 async fn start_with_repo(versions: &[&str]) -> (Env, ChartServer, tempfile::TempDir) {
+    start_with_charts(|server| {
+        for v in versions {
+            publish(server, v);
+        }
+    })
+    .await
+}
+
+/// The controllers, a chart server `publish` fills, and a Ready HelmRepository `charts`.
+async fn start_with_charts(
+    publish: impl FnOnce(&ChartServer),
+) -> (Env, ChartServer, tempfile::TempDir) {
     let env = start_simulated(200).await;
     let charts = tempfile::tempdir().unwrap();
     let server = serve(charts.path().to_path_buf(), None).await;
-    for v in versions {
-        publish(&server, v);
-    }
+    publish(&server);
     env.server.ok_stdin(
         &["apply", "-f", "-"],
         &helm_repository("charts", &format!("{}/", server.url), ""),
@@ -484,4 +496,117 @@ async fn values_from_config_maps_and_secrets() {
         deploy["spec"]["replicas"], 2,
         "inline values win over valuesFrom"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_that_fails_to_render_applies_nothing() {
+    let (env, _server, _dir) = start_with_charts(|server| {
+        let src = tempfile::tempdir().unwrap();
+        let chart = write_chart(src.path(), "1.0.0");
+        std::fs::write(
+            chart.join("templates/broken.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata:\n  x: {{ .Values.nope.deeper }}\n",
+        )
+        .unwrap();
+        run_helm(&["package", chart.to_str().unwrap(), "-d", server.dir.to_str().unwrap()]);
+        run_helm(&["repo", "index", server.dir.to_str().unwrap(), "--url", &server.url]);
+    })
+    .await;
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &helm_release("bad", ""));
+    let hr = wait_for(&env, "helmrelease/bad", "an install failure", |o| {
+        condition(o, "Ready").is_some_and(|c| c["reason"] == "InstallFailed")
+    })
+    .await;
+    let message = condition(&hr, "Ready").unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.starts_with("Helm install failed for release default/bad with chart webapp@1.0.0: webapp/templates/broken.yaml:6:15\n  executing \"webapp/templates/broken.yaml\" at <.Values.nope.deeper>:"),
+        "{message}"
+    );
+    assert!(
+        message.contains("nil pointer evaluating interface {}.deeper"),
+        "{message}"
+    );
+    env.server.fails(&["get", "configmap/bad-config"]);
+    let secrets = env
+        .server
+        .ok(&["get", "secrets", "-l", "owner=helm", "-o", "name"]);
+    assert_eq!(
+        secrets.trim(),
+        "",
+        "no release record for a render that failed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_upgrades_are_rolled_back() {
+    let (env, _server, _dir) = start_with_repo(&["1.0.0"]).await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release("roll", "  timeout: 20s\n  values:\n    message: good\n"),
+    );
+    wait_for(
+        &env,
+        "helmrelease/roll",
+        "installed",
+        released("InstallSucceeded"),
+    )
+    .await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "roll",
+            "  timeout: 20s\n  upgrade:\n    remediation:\n      retries: 1\n  values:\n    message: bad\n    simulate: fail\n",
+        ),
+    );
+    let hr = wait_for(&env, "helmrelease/roll", "stalled", |o| {
+        condition(o, "Stalled").is_some_and(|c| c["status"] == "True")
+    })
+    .await;
+    assert_eq!(
+        condition(&hr, "Stalled").unwrap()["message"],
+        "Failed to upgrade after 2 attempt(s)"
+    );
+    let remediated = condition(&hr, "Remediated").unwrap();
+    assert_eq!(remediated["reason"], "RollbackSucceeded");
+    assert!(
+        remediated["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Helm rollback to previous release default/roll.v"),
+        "{remediated}"
+    );
+    assert_eq!(condition(&hr, "Ready").unwrap()["status"], "False");
+    assert_eq!(
+        condition(&hr, "Released").unwrap()["reason"],
+        "UpgradeFailed"
+    );
+    // The cluster is back at the good values.
+    assert_eq!(
+        get(&env, "configmap/roll-config")["data"]["message"],
+        "good"
+    );
+    let history = helm_json(&env, &["history", "roll", "-n", "default"]);
+    let last = history.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["status"], "deployed");
+    // v2 failed and rolled back to v1 as v3; v4 failed and rolled back to v3 as v5.
+    assert_eq!(history.as_array().unwrap().len(), 5, "{history}");
+    assert_eq!(last["description"], "Rollback to 3");
+    // A rollback supersedes the failed release, as Helm's does.
+    let failed = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| {
+            h["status"] == "superseded"
+                && h["description"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Upgrade \"roll\" failed: ")
+        })
+        .count();
+    assert_eq!(failed, 2, "{history}");
 }

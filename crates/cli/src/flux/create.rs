@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::kind::{
-    GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
+    GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
 };
 use super::reconcile::wait_handled;
 use super::secret::SecretGitArgs;
@@ -25,6 +25,9 @@ pub enum What {
     /// A Kustomization.
     #[command(alias = "ks")]
     Kustomization(KsArgs),
+    /// A HelmRelease.
+    #[command(alias = "hr")]
+    Helmrelease(super::create_helmrelease::HrArgs),
 }
 
 /// Source kinds.
@@ -486,6 +489,21 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
+        What::Helmrelease(a) => {
+            let obj = super::create_helmrelease::helmrelease_object(&a)?;
+            if a.export {
+                print!("{}", export_yaml(&obj));
+                return Ok(());
+            }
+            create(
+                HELM_RELEASE,
+                "HelmRelease",
+                obj,
+                &a.global,
+                a.global.timeout,
+            )
+            .await
+        }
     }
 }
 
@@ -508,6 +526,9 @@ mod tests {
             What::Source(SourceWhat::Helm(a)) => export_yaml(&helm_object(&a).unwrap()),
             What::Source(SourceWhat::Chart(a)) => export_yaml(&chart_object(&a).unwrap()),
             What::Kustomization(a) => export_yaml(&kustomization_object(&a).unwrap()),
+            What::Helmrelease(a) => {
+                export_yaml(&super::super::create_helmrelease::helmrelease_object(&a).unwrap())
+            }
             What::Secret(SecretWhat::Git(a)) => {
                 export_yaml(&super::super::secret::secret_object(&a).unwrap())
             }

@@ -20,7 +20,14 @@ pub struct Args {
     global: Global,
 }
 
-const TOOLKIT_KINDS: [&str; 2] = ["GitRepository", "Kustomization"];
+const TOOLKIT_KINDS: [&str; 6] = [
+    "GitRepository",
+    "OCIRepository",
+    "HelmRepository",
+    "HelmChart",
+    "Kustomization",
+    "HelmRelease",
+];
 
 /// A duration the way kubectl shows ages (`45s`, `3m12s`, `2h5m`, `3d`): apimachinery's
 /// `HumanDuration`.

@@ -1,4 +1,4 @@
-//! `tidegate get sources git|oci|helm|chart|all | kustomizations | all [-A]`: Flux's table
+//! `tidegate get sources git|oci|helm|chart|all | kustomizations | helmreleases | all [-A]`: Flux's table
 //! (`NAME REVISION SUSPENDED READY MESSAGE`, `NAMESPACE` first with `-A`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -7,7 +7,7 @@ use kube::{Api, Client};
 use serde_json::Value;
 
 use super::kind::{
-    GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
+    GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
 };
 
 use super::Global;
@@ -21,7 +21,10 @@ pub enum What {
     /// Kustomizations.
     #[command(alias = "kustomization", alias = "ks")]
     Kustomizations(Args),
-    /// Every source and Kustomization.
+    /// HelmReleases.
+    #[command(alias = "helmrelease", alias = "hr")]
+    Helmreleases(Args),
+    /// Every source, Kustomization and HelmRelease.
     All(Args),
 }
 
@@ -135,7 +138,16 @@ fn row_of(kind: Kind, v: &Value) -> Row {
             .unwrap_or("")
             .to_string()
     };
-    let revision = text(kind.revision);
+    let mut revision = text(kind.revision);
+    if kind.kind == HELM_RELEASE.kind {
+        // Flux shows the chart version of the newest release, else the last attempted one.
+        if let Some(v) = v
+            .pointer("/status/history/0/chartVersion")
+            .and_then(Value::as_str)
+        {
+            revision = v.to_string();
+        }
+    }
     let ready = super::kind::ready_condition(v)
         .and_then(|c| serde_json::from_value::<Condition>(c.clone()).ok());
     Row {
@@ -199,12 +211,14 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             a,
         ),
         What::Kustomizations(a) => (&[KUSTOMIZATION], a),
+        What::Helmreleases(a) => (&[HELM_RELEASE], a),
         What::All(a) => (
             &[
                 GIT_REPOSITORY,
                 OCI_REPOSITORY,
                 HELM_REPOSITORY,
                 KUSTOMIZATION,
+                HELM_RELEASE,
             ],
             a,
         ),

@@ -12,6 +12,7 @@ pub struct Kind {
     /// `Kustomization`, `GitRepository`.
     pub kind: &'static str,
     group: &'static str,
+    version: &'static str,
     plural: &'static str,
     /// Where its revision is.
     pub revision: &'static str,
@@ -23,6 +24,7 @@ pub struct Kind {
 pub const KUSTOMIZATION: Kind = Kind {
     kind: "Kustomization",
     group: "kustomize.toolkit.fluxcd.io",
+    version: "v1",
     plural: "kustomizations",
     revision: "/status/lastAppliedRevision",
     verb: "applied",
@@ -32,6 +34,7 @@ pub const KUSTOMIZATION: Kind = Kind {
 pub const GIT_REPOSITORY: Kind = Kind {
     kind: "GitRepository",
     group: "source.toolkit.fluxcd.io",
+    version: "v1",
     plural: "gitrepositories",
     revision: "/status/artifact/revision",
     verb: "fetched",
@@ -41,6 +44,7 @@ pub const GIT_REPOSITORY: Kind = Kind {
 pub const OCI_REPOSITORY: Kind = Kind {
     kind: "OCIRepository",
     group: "source.toolkit.fluxcd.io",
+    version: "v1",
     plural: "ocirepositories",
     revision: "/status/artifact/revision",
     verb: "fetched",
@@ -50,6 +54,7 @@ pub const OCI_REPOSITORY: Kind = Kind {
 pub const HELM_REPOSITORY: Kind = Kind {
     kind: "HelmRepository",
     group: "source.toolkit.fluxcd.io",
+    version: "v1",
     plural: "helmrepositories",
     revision: "/status/artifact/revision",
     verb: "fetched",
@@ -59,9 +64,20 @@ pub const HELM_REPOSITORY: Kind = Kind {
 pub const HELM_CHART: Kind = Kind {
     kind: "HelmChart",
     group: "source.toolkit.fluxcd.io",
+    version: "v1",
     plural: "helmcharts",
     revision: "/status/artifact/revision",
     verb: "fetched",
+};
+
+/// HelmReleases.
+pub const HELM_RELEASE: Kind = Kind {
+    kind: "HelmRelease",
+    group: "helm.toolkit.fluxcd.io",
+    version: "v2",
+    plural: "helmreleases",
+    revision: "/status/lastAttemptedRevision",
+    verb: "applied",
 };
 
 /// The source kinds, by the kind name a `sourceRef` uses.
@@ -86,7 +102,7 @@ impl Kind {
 
     /// The resource of this kind.
     pub fn resource(&self) -> ApiResource {
-        let gvk = GroupVersionKind::gvk(self.group, "v1", self.kind);
+        let gvk = GroupVersionKind::gvk(self.group, self.version, self.kind);
         ApiResource::from_gvk_with_plural(&gvk, self.plural)
     }
 
@@ -109,16 +125,19 @@ impl Kind {
     }
 }
 
-/// `source git …` or `kustomization …` (alias `ks`), with the verb's flags: `S` for sources,
-/// `K` for Kustomizations.
+/// `source git …`, `kustomization …` (alias `ks`) or `helmrelease …` (alias `hr`), with the
+/// verb's flags: `S` for sources, `K` for Kustomizations, `H` for HelmReleases.
 #[derive(clap::Subcommand, Debug)]
-pub enum Target<S: clap::Args, K: clap::Args> {
+pub enum Target<S: clap::Args, K: clap::Args, H: clap::Args = K> {
     /// A source.
     #[command(subcommand)]
     Source(SourceTarget<S>),
     /// A Kustomization.
     #[command(alias = "ks")]
     Kustomization(K),
+    /// A HelmRelease.
+    #[command(alias = "hr")]
+    Helmrelease(H),
 }
 
 /// Source kinds.
@@ -134,7 +153,7 @@ pub enum SourceTarget<S: clap::Args> {
     Chart(S),
 }
 
-impl<A: clap::Args> Target<A, A> {
+impl<A: clap::Args> Target<A, A, A> {
     /// The kind, Flux's noun for it (`source git`, `kustomization`) and the flags.
     pub fn pick(self) -> (Kind, &'static str, A) {
         match self {
@@ -143,6 +162,7 @@ impl<A: clap::Args> Target<A, A> {
             Target::Source(SourceTarget::Helm(a)) => (HELM_REPOSITORY, "source helm", a),
             Target::Source(SourceTarget::Chart(a)) => (HELM_CHART, "source chart", a),
             Target::Kustomization(a) => (KUSTOMIZATION, "kustomization", a),
+            Target::Helmrelease(a) => (HELM_RELEASE, "helmrelease", a),
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod artifact;
 pub mod build;
 pub mod check;
 pub mod create;
+pub mod create_helmrelease;
 pub mod delete;
 pub mod diff;
 pub mod events;

@@ -9,13 +9,13 @@ use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
 use super::kind::{
-    GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
+    GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
 };
 use super::kind::{SourceTarget, Target};
 use super::{Global, action, success, waiting};
 
 /// What to reconcile.
-pub type What = Target<Args, KsArgs>;
+pub type What = Target<Args, KsArgs, HrArgs>;
 
 /// Flags of `reconcile source git`.
 #[derive(clap::Args, Debug)]
@@ -34,6 +34,24 @@ pub struct KsArgs {
     /// Reconcile its source first.
     #[arg(long)]
     with_source: bool,
+    #[command(flatten)]
+    global: Global,
+}
+
+/// Flags of `reconcile helmrelease`.
+#[derive(clap::Args, Debug)]
+pub struct HrArgs {
+    /// The HelmRelease's name.
+    name: String,
+    /// Reconcile its chart source first.
+    #[arg(long)]
+    with_source: bool,
+    /// Force a one-off install or upgrade (`reconcile.fluxcd.io/forceAt`).
+    #[arg(long)]
+    force: bool,
+    /// Reset the failure counters (`reconcile.fluxcd.io/resetAt`).
+    #[arg(long)]
+    reset: bool,
     #[command(flatten)]
     global: Global,
 }
@@ -95,6 +113,18 @@ pub async fn request(
     name: &str,
     timeout: Duration,
 ) -> anyhow::Result<()> {
+    request_with(kind, client, namespace, name, timeout, &[]).await
+}
+
+/// [`request`], with more annotations set to the same token (`forceAt`, `resetAt`).
+pub async fn request_with(
+    kind: Kind,
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    timeout: Duration,
+    also: &[&str],
+) -> anyhow::Result<()> {
     let obj = kind.get(client, namespace, name).await?;
     if super::kind::is_suspended(&obj.data) {
         anyhow::bail!("resource is suspended");
@@ -104,8 +134,15 @@ pub async fn request(
         kind.kind
     ));
     let token = super::now_rfc3339();
-    let patch = serde_json::json!({"metadata": {"annotations": {
-        tidegate_api::meta::RECONCILE_REQUESTED_AT: token}}});
+    let mut annotations = serde_json::Map::new();
+    annotations.insert(
+        tidegate_api::meta::RECONCILE_REQUESTED_AT.into(),
+        Value::from(token.clone()),
+    );
+    for a in also {
+        annotations.insert((*a).into(), Value::from(token.clone()));
+    }
+    let patch = serde_json::json!({"metadata": {"annotations": annotations}});
     kind.api(client, namespace)
         .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
@@ -197,5 +234,45 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             }
             request(KUSTOMIZATION, &client, ns, &a.name, a.global.timeout).await
         }
+        Target::Helmrelease(a) => {
+            let client = a.global.cluster.client().await?;
+            let ns = &a.global.namespace;
+            if a.with_source {
+                let hr = HELM_RELEASE.get(&client, ns, &a.name).await?;
+                let (kind, source_ns, source_name) = chart_source(&hr, ns)?;
+                request(kind, &client, &source_ns, &source_name, a.global.timeout).await?;
+            }
+            let mut also = Vec::new();
+            if a.force {
+                also.push(tidegate_api::helmrelease::FORCE_REQUESTED_AT);
+            }
+            if a.reset {
+                also.push(tidegate_api::helmrelease::RESET_REQUESTED_AT);
+            }
+            request_with(HELM_RELEASE, &client, ns, &a.name, a.global.timeout, &also).await
+        }
     }
+}
+
+/// The chart source a HelmRelease reads: the HelmChart it made (`status.helmChart`, else
+/// `<namespace>-<name>`), or its `chartRef`.
+fn chart_source(hr: &DynamicObject, namespace: &str) -> anyhow::Result<(Kind, String, String)> {
+    let text = |p: &str| hr.data.pointer(p).and_then(Value::as_str);
+    if let Some(kind) = text("/spec/chartRef/kind") {
+        let Some(k) = super::kind::source_kind(kind) else {
+            anyhow::bail!("source kind '{kind}' is not supported");
+        };
+        let ns = text("/spec/chartRef/namespace").unwrap_or(namespace);
+        return Ok((
+            k,
+            ns.to_string(),
+            text("/spec/chartRef/name").unwrap_or("").to_string(),
+        ));
+    }
+    if let Some((ns, name)) = text("/status/helmChart").and_then(|c| c.split_once('/')) {
+        return Ok((HELM_CHART, ns.to_string(), name.to_string()));
+    }
+    let ns = text("/spec/chart/spec/sourceRef/namespace").unwrap_or(namespace);
+    let name = hr.metadata.name.clone().unwrap_or_default();
+    Ok((HELM_CHART, ns.to_string(), format!("{namespace}-{name}")))
 }

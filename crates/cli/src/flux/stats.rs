@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::Global;
 use super::kind::{
-    GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY, is_suspended,
-    ready_condition,
+    GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY,
+    is_suspended, ready_condition,
 };
 
 /// Flags of `stats`.
@@ -52,6 +52,7 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
         (HELM_REPOSITORY, true),
         (HELM_CHART, true),
         (KUSTOMIZATION, false),
+        (HELM_RELEASE, false),
     ] {
         let api = if a.all_namespaces {
             kube::Api::all_with(client.clone(), &kind.resource())

@@ -6,7 +6,9 @@
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 
-use super::kind::{GIT_REPOSITORY, HELM_CHART, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY};
+use super::kind::{
+    GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY,
+};
 use super::{Global, action, crd_resource, resource, success, waiting};
 
 /// Flags of `uninstall`.
@@ -140,6 +142,7 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
         HELM_REPOSITORY,
         HELM_CHART,
         KUSTOMIZATION,
+        HELM_RELEASE,
     ] {
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind.resource());
         let items = match api.list(&ListParams::default()).await {

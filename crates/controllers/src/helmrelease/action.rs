@@ -44,7 +44,8 @@ pub struct ActionError {
 }
 
 impl ActionError {
-    fn before_record(message: impl Into<String>) -> ActionError {
+    /// A failure before any release record was written.
+    pub fn before_record(message: impl Into<String>) -> ActionError {
         ActionError {
             message: message.into(),
             recorded: false,
@@ -155,6 +156,7 @@ impl Actor<'_> {
                     timeout: settings.timeout,
                     fail_fast: true,
                     ttl_jobs: Default::default(),
+                    min_versions: self.applied.written_versions(&cs),
                 },
             )
             .await

@@ -31,13 +31,24 @@ pub struct Run<'a> {
     pub manager: tidegate_apply::ResourceManager,
     pub release_name: String,
     pub release_namespace: String,
-    /// The desired release, as install and upgrade write it (version set by the action).
+    /// The desired release, as install and upgrade write it (version, manifest and hooks set
+    /// by the action's render).
     pub target: Release,
-    pub rendered: Rendered,
+    /// What a render needs.
+    pub render: RenderInput,
+    /// The render, and the (upgrade, revision) it was made for.
+    pub rendered: Option<(Rendered, bool, i64)>,
     pub config_digest: String,
     pub oci_digest: String,
     pub forced: bool,
     pub render_changed: bool,
+}
+
+/// The chart, values and post-renderers of the desired release.
+pub struct RenderInput {
+    pub chart: tidegate_helm::chart::Chart,
+    pub values: serde_json::Map<String, serde_json::Value>,
+    pub post: super::render::PostRender,
 }
 
 /// How the loop ended.
@@ -46,6 +57,8 @@ pub enum Outcome {
     Done,
     /// Try again after this delay.
     Retry(Duration),
+    /// Try again soon, with the failure backoff (Flux's `ErrMustRequeue`).
+    Requeue,
     /// Retries exhausted: stalled until the spec changes.
     Stalled,
 }
@@ -188,6 +201,52 @@ impl Run<'_> {
         }
     }
 
+    /// Renders the desired release for an install (`upgrade` false, revision 1) or an upgrade
+    /// to `revision`, once per kind of action; the manifest and hooks go into `target`.
+    async fn render_for(&mut self, upgrade: bool, revision: i64) -> Result<(), String> {
+        if self
+            .rendered
+            .as_ref()
+            .is_some_and(|(_, u, r)| *u == upgrade && *r == revision)
+        {
+            return Ok(());
+        }
+        let caps = self.ctx.capabilities(&self.manager).await?;
+        let skip_schema = if upgrade {
+            self.hr
+                .spec
+                .upgrade
+                .as_ref()
+                .is_some_and(|u| u.disable_schema_validation)
+        } else {
+            self.hr
+                .spec
+                .install
+                .as_ref()
+                .is_some_and(|i| i.disable_schema_validation)
+        };
+        let rendered = super::render::render(
+            self.render.chart.clone(),
+            self.render.values.clone(),
+            tidegate_helm::engine::ReleaseOptions {
+                name: self.release_name.clone(),
+                namespace: self.release_namespace.clone(),
+                revision,
+                is_upgrade: upgrade,
+                is_install: !upgrade,
+            },
+            caps,
+            self.manager.client().clone(),
+            self.render.post.clone(),
+            skip_schema,
+        )
+        .await?;
+        self.target.manifest = rendered.manifest.clone();
+        self.target.hooks = rendered.hooks.clone();
+        self.rendered = Some((rendered, upgrade, revision));
+        Ok(())
+    }
+
     /// Runs the loop.
     pub async fn reconcile(&mut self, w: &mut StatusWriter<'_>) -> Result<Outcome, String> {
         let mut ran: HashSet<&'static str> = HashSet::new();
@@ -232,13 +291,13 @@ impl Run<'_> {
             };
             if !ran.insert(name) {
                 let r = Remediation::active(&self.hr.spec, &w.st);
+                summarize(w, self.hr);
                 if r.retry_strategy {
                     return Ok(Outcome::Retry(self.retry_interval()));
                 }
                 if !r.exhausted() {
-                    return Ok(Outcome::Retry(Duration::from_millis(500)));
+                    return Ok(Outcome::Requeue);
                 }
-                summarize(w, self.hr);
                 return Ok(Outcome::Done);
             }
             let timeout = match next {
@@ -341,7 +400,7 @@ impl Run<'_> {
             return Outcome::Retry(self.retry_interval());
         }
         if !r.exhausted() {
-            return Outcome::Retry(Duration::from_millis(500));
+            return Outcome::Requeue;
         }
         let message = format!("Failed to {} after {} attempt(s)", r.action, r.failures);
         w.set(STALLED, "True", "RetriesExceeded", &message);
@@ -361,17 +420,25 @@ impl Run<'_> {
 
     async fn install(&mut self, w: &mut StatusWriter<'_>) -> Result<(), String> {
         let settings = self.install_settings();
-        let mut target = self.target.clone();
-        target.version = 1;
         w.st.last_attempted_release_action = Some("install".into());
         let started = Instant::now();
+        if let Err(e) = self.render_for(false, 1).await {
+            let failed = Err(super::action::ActionError::before_record(e));
+            self.record(w, "install", started, failed).await;
+            return Ok(());
+        }
+        let mut target = self.target.clone();
+        target.version = 1;
+        let Some((rendered, _, _)) = &self.rendered else {
+            return Ok(());
+        };
         let mut applied = self.ctx.take_applied(&self.hr_key());
         let result = Actor {
             manager: &self.manager,
             storage: &self.storage,
             applied: &mut applied,
         }
-        .install(target, &self.rendered, &settings)
+        .install(target, rendered, &settings)
         .await;
         self.ctx.put_applied(&self.hr_key(), applied);
         self.record(w, "install", started, result).await;
@@ -387,19 +454,21 @@ impl Run<'_> {
         let settings = self.upgrade_settings();
         w.st.last_attempted_release_action = Some("upgrade".into());
         let started = Instant::now();
+        if let Err(e) = self.render_for(true, last.version + 1).await {
+            let failed = Err(super::action::ActionError::before_record(e));
+            self.record(w, "upgrade", started, failed).await;
+            return Ok(());
+        }
+        let Some((rendered, _, _)) = &self.rendered else {
+            return Ok(());
+        };
         let mut applied = self.ctx.take_applied(&self.hr_key());
         let result = Actor {
             manager: &self.manager,
             storage: &self.storage,
             applied: &mut applied,
         }
-        .upgrade(
-            current,
-            last,
-            self.target.clone(),
-            &self.rendered,
-            &settings,
-        )
+        .upgrade(current, last, self.target.clone(), rendered, &settings)
         .await;
         self.ctx.put_applied(&self.hr_key(), applied);
         self.record(w, "upgrade", started, result).await;

@@ -84,9 +84,28 @@ pub struct Context {
     /// Impersonating clients by user.
     clients: Mutex<HashMap<String, Client>>,
     versions: crate::fresh::Versions,
+    /// The cluster's capabilities, re-read after a minute.
+    capabilities:
+        tokio::sync::Mutex<Option<(std::time::Instant, tidegate_helm::engine::Capabilities)>>,
 }
 
 impl Context {
+    /// `.Capabilities` of the cluster (version and served APIs), cached for a minute.
+    async fn capabilities(
+        &self,
+        manager: &ResourceManager,
+    ) -> Result<tidegate_helm::engine::Capabilities, String> {
+        let mut cached = self.capabilities.lock().await;
+        if let Some((at, caps)) = cached.as_ref()
+            && at.elapsed() < Duration::from_secs(60)
+        {
+            return Ok(caps.clone());
+        }
+        let caps = render::capabilities(manager.client(), manager).await?;
+        *cached = Some((std::time::Instant::now(), caps.clone()));
+        Ok(caps)
+    }
+
     /// Takes what the release of `key` applied last (empty the first time).
     fn take_applied(&self, key: &str) -> AppliedState {
         self.applied
@@ -220,6 +239,7 @@ pub async fn run(
         applied: Mutex::default(),
         clients: Mutex::default(),
         versions: crate::fresh::Versions::default(),
+        capabilities: tokio::sync::Mutex::new(None),
     });
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let tracker = Arc::new(ChartTracker {

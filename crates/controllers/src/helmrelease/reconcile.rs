@@ -13,11 +13,10 @@ use tidegate_api::conditions::{self, READY, RECONCILING, STALLED};
 use tidegate_api::helmrelease::{FORCE_REQUESTED_AT, HelmReleaseStatus, RESET_REQUESTED_AT};
 use tidegate_api::meta::RECONCILE_REQUESTED_AT;
 use tidegate_apply::{ManagerOptions, Owner, ResourceManager};
-use tidegate_helm::engine::ReleaseOptions;
 use tidegate_helm::storage::{Release, chart_json, status as rstatus};
 
 use super::action::Actor;
-use super::atomic::{Outcome, Run, uninstall_settings};
+use super::atomic::{Outcome, RenderInput, Run, uninstall_settings};
 use super::source::SourceError;
 use super::storage::Storage;
 use super::{Context, ReconcileError, chart_template, key, render, source, values};
@@ -383,99 +382,23 @@ async fn steps(hr: &HelmRelease, ctx: &Context, w: &mut StatusWriter<'_>) -> Res
         (!loaded.oci_digest.is_empty()).then(|| loaded.oci_digest.clone());
     w.st.last_attempted_config_digest = Some(config_digest.clone());
 
-    // Render for the action the release is heading to.
-    let last = storage
-        .last(&release_name)
-        .await
-        .map_err(|e| Failure::new("ReconcileError", e))?;
-    let upgrading = last
-        .as_ref()
-        .is_some_and(|r| r.info.status != rstatus::UNINSTALLED);
-    let revision = last.as_ref().map(|r| r.version + 1).unwrap_or(1);
-    let caps = render::capabilities(manager.client(), &manager)
-        .await
-        .map_err(|e| Failure::new("ReconcileError", e))?;
+    // The desired release; it is rendered when an install or upgrade needs it.
     let chart = loaded.chart;
-    let chart_value = chart_json(&chart);
-    let skip_schema = if upgrading {
-        hr.spec
-            .upgrade
-            .as_ref()
-            .is_some_and(|u| u.disable_schema_validation)
-    } else {
-        hr.spec
-            .install
-            .as_ref()
-            .is_some_and(|i| i.disable_schema_validation)
-    };
-    let rendered = render::render(
-        chart,
-        composed.clone(),
-        ReleaseOptions {
-            name: release_name.clone(),
-            namespace: release_namespace.clone(),
-            revision,
-            is_upgrade: upgrading,
-            is_install: !upgrading,
-        },
-        caps,
-        manager.client().clone(),
-        render::PostRender {
-            common_metadata: hr.spec.common_metadata.clone(),
-            origin: (hr.name_any(), ns.clone()),
-        },
-        skip_schema,
-    )
-    .await;
-    let rendered = match rendered {
-        Ok(r) => r,
-        Err(e) => {
-            let action = if upgrading { "upgrade" } else { "install" };
-            let chart_ref = format!(
-                "{}@{}",
-                chart_value
-                    .pointer("/metadata/name")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or(""),
-                chart_value
-                    .pointer("/metadata/version")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-            );
-            let message = format!(
-                "Helm {action} failed for release {release_namespace}/{release_name} with chart {chart_ref}: {e}"
-            );
-            w.st.failures += 1;
-            w.set(
-                super::atomic::RELEASED,
-                "False",
-                if upgrading {
-                    "UpgradeFailed"
-                } else {
-                    "InstallFailed"
-                },
-                &message,
-            );
-            return Err(Failure::new(
-                if upgrading {
-                    "UpgradeFailed"
-                } else {
-                    "InstallFailed"
-                },
-                message,
-            ));
-        }
-    };
     let target = Release {
         name: release_name.clone(),
-        chart: chart_value,
-        config: composed,
-        manifest: rendered.manifest.clone(),
-        hooks: rendered.hooks.clone(),
-        version: revision,
+        chart: chart_json(&chart),
+        config: composed.clone(),
         namespace: release_namespace.clone(),
         apply_method: "ssa".into(),
         ..Default::default()
+    };
+    let render = RenderInput {
+        chart,
+        values: composed,
+        post: render::PostRender {
+            common_metadata: hr.spec.common_metadata.clone(),
+            origin: (hr.name_any(), ns.clone()),
+        },
     };
     let render_changed = hr.metadata.generation != w.st.observed_generation
         && (w
@@ -495,7 +418,8 @@ async fn steps(hr: &HelmRelease, ctx: &Context, w: &mut StatusWriter<'_>) -> Res
         release_name,
         release_namespace,
         target,
-        rendered,
+        render,
+        rendered: None,
         config_digest,
         oci_digest: loaded.oci_digest,
         forced: force_request.is_some(),
@@ -504,6 +428,7 @@ async fn steps(hr: &HelmRelease, ctx: &Context, w: &mut StatusWriter<'_>) -> Res
     match run.reconcile(w).await {
         Ok(Outcome::Done) => Ok(Step::Done),
         Ok(Outcome::Retry(d)) => Ok(Step::Retry(d)),
+        Ok(Outcome::Requeue) => Ok(Step::Retry(ctx.backoff.failed(&key(&ns, &hr.name_any())))),
         Ok(Outcome::Stalled) => Ok(Step::Stalled),
         Err(e) => Err(Failure::new("ReconcileError", e)),
     }

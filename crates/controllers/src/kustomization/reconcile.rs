@@ -563,6 +563,7 @@ async fn steps(
         }
         prune_error = result.err();
     }
+    let written = state.written_versions(&change_set);
     put_back(state);
     status.st.inventory = Some(ResourceInventory {
         entries: inventory
@@ -584,6 +585,7 @@ async fn steps(
         &manager,
         &change_set.entries,
         &ttl_jobs,
+        &written,
         t,
         revision,
         announce,
@@ -656,6 +658,7 @@ async fn check_health(
     manager: &ResourceManager,
     applied: &[tidegate_apply::ChangeSetEntry],
     ttl_jobs: &HashSet<ObjectRef>,
+    written: &std::collections::HashMap<ObjectRef, String>,
     t: &Timing,
     revision: &str,
     announce: bool,
@@ -731,6 +734,7 @@ async fn check_health(
         timeout: t.timeout,
         fail_fast: true,
         ttl_jobs: ttl_jobs.clone(),
+        min_versions: written.clone(),
     };
     // Waiting costs no CPU: the worker permit goes to the next reconcile.
     status.permit = None;
