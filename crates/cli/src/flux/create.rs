@@ -348,18 +348,23 @@ fn source_ref(text: &str) -> anyhow::Result<Value> {
     Ok(Value::Object(r))
 }
 
-fn kustomization_object(a: &KsArgs) -> anyhow::Result<Value> {
-    let mut spec = Map::new();
-    if !a.depends_on.is_empty() {
-        let deps: Vec<Value> = a
-            .depends_on
+/// `--depends-on` entries (`<name>` or `<namespace>/<name>`) as `spec.dependsOn`.
+pub(super) fn depends_on(entries: &[String]) -> Value {
+    Value::Array(
+        entries
             .iter()
             .map(|d| match d.split_once('/') {
                 Some((ns, n)) => json!({"name": n, "namespace": ns}),
                 None => json!({"name": d}),
             })
-            .collect();
-        spec.insert("dependsOn".into(), Value::Array(deps));
+            .collect(),
+    )
+}
+
+fn kustomization_object(a: &KsArgs) -> anyhow::Result<Value> {
+    let mut spec = Map::new();
+    if !a.depends_on.is_empty() {
+        spec.insert("dependsOn".into(), depends_on(&a.depends_on));
     }
     spec.insert("interval".into(), json!(interval(&a.interval)?));
     spec.insert("path".into(), json!(a.path));

@@ -145,15 +145,7 @@ pub fn helmrelease_object(a: &HrArgs) -> anyhow::Result<Value> {
         (Some(_), _, _) => anyhow::bail!("--chart-ref cannot be combined with --source or --chart"),
     }
     if !a.depends_on.is_empty() {
-        let deps: Vec<Value> = a
-            .depends_on
-            .iter()
-            .map(|d| match d.split_once('/') {
-                Some((ns, n)) => json!({"name": n, "namespace": ns}),
-                None => json!({"name": d}),
-            })
-            .collect();
-        spec.insert("dependsOn".into(), Value::Array(deps));
+        spec.insert("dependsOn".into(), super::create::depends_on(&a.depends_on));
     }
     let mut install = Map::new();
     if a.create_target_namespace {
