@@ -21,16 +21,6 @@ use registry_support::{Mode, Registry};
 use serde_json::Value;
 use up_support::*;
 
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("command runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Packages a small chart `name`-`version` into `out` with the real helm; returns the file.
 fn package(out: &Path, name: &str, version: &str) -> PathBuf {
     let src = tempfile::tempdir().unwrap();
@@ -51,37 +41,6 @@ fn package(out: &Path, name: &str, version: &str) -> PathBuf {
         .args(["package", chart.to_str().unwrap(), "-d"])
         .arg(out));
     out.join(format!("{name}-{version}.tgz"))
-}
-
-/// Serves `dir` over HTTP on loopback (a static chart repository); returns its URL.
-fn serve(dir: PathBuf) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            listener.set_nonblocking(true).unwrap();
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let app = axum::Router::new().route(
-                "/{*path}",
-                axum::routing::get(move |axum::extract::Path(p): axum::extract::Path<String>| {
-                    let dir = dir.clone();
-                    async move {
-                        use axum::response::IntoResponse;
-                        match std::fs::read(dir.join(p)) {
-                            Ok(b) => b.into_response(),
-                            Err(_) => axum::http::StatusCode::NOT_FOUND.into_response(),
-                        }
-                    }
-                }),
-            );
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    url
 }
 
 fn push_manifests(reg: &Registry, tag: &str, message: &str) {
