@@ -59,6 +59,9 @@ pub struct Actor<'a> {
     pub manager: &'a ResourceManager,
     pub storage: &'a Storage,
     pub applied: &'a mut AppliedState,
+    /// The worker permit (`--concurrent`) of the reconcile: given back before anything
+    /// waits (hooks, health), so a release that waits holds no worker.
+    pub permit: &'a mut Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// Sets `namespace` on an object that has none (the manager clears it again for
@@ -143,6 +146,7 @@ impl Actor<'_> {
         if !settings.wait {
             return Ok(());
         }
+        *self.permit = None;
         let refs: Vec<(ObjectRef, String)> = cs
             .entries
             .iter()
@@ -310,6 +314,9 @@ impl Actor<'_> {
     ) -> Result<(), String> {
         if settings.hooks {
             let pre = format!("pre-{event}");
+            if hook_records.iter().any(|h| h.runs_on(&pre)) {
+                *self.permit = None;
+            }
             hooks::run(
                 self.manager,
                 hook_records,

@@ -42,6 +42,8 @@ pub struct Run<'a> {
     pub oci_digest: String,
     pub forced: bool,
     pub render_changed: bool,
+    /// The reconcile's worker permit, given back when an action starts to wait.
+    pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// The chart, values and post-renderers of the desired release.
@@ -251,15 +253,22 @@ impl Run<'_> {
     pub async fn reconcile(&mut self, w: &mut StatusWriter<'_>) -> Result<Outcome, String> {
         let mut ran: HashSet<&'static str> = HashSet::new();
         loop {
-            let history = self.storage.history(&self.release_name).await?;
-            let last = history.last();
+            // The newest release, from the cache while its record is unchanged; the whole
+            // history is read only when an action follows.
+            let newest = self.storage.last_cached(&self.release_name).await?;
             let desired = Desired {
                 chart_name: self.target.chart_name(),
                 chart_version: self.target.chart_version(),
                 config_digest: &self.config_digest,
                 render_changed: self.render_changed,
             };
-            let st = state::determine(last, &w.st, &self.hr.spec, &desired);
+            let st = state::determine(newest.as_ref(), &w.st, &self.hr.spec, &desired);
+            let history = if matches!(st, State::InSync) && !self.forced {
+                Vec::new()
+            } else {
+                self.storage.history(&self.release_name).await?
+            };
+            let last = history.last().or(newest.as_ref());
             let previous_in_storage = previous_deployed(&history).is_some();
             let next = state::next(&st, &self.hr.spec, &w.st, self.forced, previous_in_storage);
             tracing::debug!(release = %self.full_name(), ?st, ?next, "release state");
@@ -437,6 +446,7 @@ impl Run<'_> {
             manager: &self.manager,
             storage: &self.storage,
             applied: &mut applied,
+            permit: &mut self.permit,
         }
         .install(target, rendered, &settings)
         .await;
@@ -467,6 +477,7 @@ impl Run<'_> {
             manager: &self.manager,
             storage: &self.storage,
             applied: &mut applied,
+            permit: &mut self.permit,
         }
         .upgrade(current, last, self.target.clone(), rendered, &settings)
         .await;
@@ -544,12 +555,14 @@ impl Run<'_> {
             includes.is_empty() || includes.iter().any(|f| f.name == name)
         };
         let mut applied = tidegate_apply::AppliedState::default();
+        let timeout = self.test_timeout();
         let result = Actor {
             manager: &self.manager,
             storage: &self.storage,
             applied: &mut applied,
+            permit: &mut self.permit,
         }
-        .test(r, self.test_timeout(), filter)
+        .test(r, timeout, filter)
         .await;
         let (tested, err) = match result {
             Ok(r) => (r, None),
@@ -628,6 +641,7 @@ impl Run<'_> {
             manager: &self.manager,
             storage: &self.storage,
             applied: &mut applied,
+            permit: &mut self.permit,
         }
         .rollback(current, last, previous, &settings)
         .await;
@@ -672,6 +686,7 @@ impl Run<'_> {
             manager: &self.manager,
             storage: &self.storage,
             applied: &mut applied,
+            permit: &mut self.permit,
         }
         .uninstall(last, &settings, keep, propagation)
         .await;

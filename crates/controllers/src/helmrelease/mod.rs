@@ -84,6 +84,17 @@ pub struct Context {
     /// Impersonating clients by user.
     clients: Mutex<HashMap<String, Client>>,
     versions: crate::fresh::Versions,
+    /// The HelmCharts and OCIRepositories, from watches (sources read without a request).
+    charts: std::sync::OnceLock<Store<HelmChart>>,
+    oci_sources: std::sync::OnceLock<Store<OCIRepository>>,
+    /// The newest release of each HelmRelease as last read, checked against a watch of the
+    /// release records' metadata: an unchanged release is known without a request.
+    releases: Arc<storage::ReleaseCache>,
+    /// Loaded charts by artifact digest, shared by the releases of one chart.
+    loaded: Mutex<HashMap<String, (std::time::Instant, Arc<tidegate_helm::chart::Chart>)>>,
+    /// `--concurrent` permits: held while a reconcile reads, renders and applies, given back
+    /// while it waits (hooks, health), so waiting releases cost no worker.
+    work: Arc<tokio::sync::Semaphore>,
     /// The cluster's capabilities, re-read after a minute.
     capabilities:
         tokio::sync::Mutex<Option<(std::time::Instant, tidegate_helm::engine::Capabilities)>>,
@@ -240,6 +251,11 @@ pub async fn run(
         clients: Mutex::default(),
         versions: crate::fresh::Versions::default(),
         capabilities: tokio::sync::Mutex::new(None),
+        work: Arc::new(tokio::sync::Semaphore::new(concurrency as usize)),
+        charts: std::sync::OnceLock::new(),
+        oci_sources: std::sync::OnceLock::new(),
+        releases: Arc::new(storage::ReleaseCache::default()),
+        loaded: Mutex::default(),
     });
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let tracker = Arc::new(ChartTracker {
@@ -247,42 +263,51 @@ pub async fn run(
         tx,
         seen: Mutex::default(),
     });
+    let (creader, cwriter) = reflector::store();
+    let (oreader, owriter) = reflector::store();
     let charts = tracker.clone();
     let chart_task = tokio::spawn(
-        watcher(capi, watcher::Config::default())
-            .default_backoff()
-            .applied_objects()
-            .for_each(move |res| {
-                if let Ok(c) = res {
-                    let artifact = c.status.as_ref().and_then(|s| s.artifact.as_ref());
-                    charts.observe(
-                        "HelmChart",
-                        &c.namespace().unwrap_or_default(),
-                        &c.name_any(),
-                        artifact,
-                    );
-                }
-                futures::future::ready(())
-            }),
+        reflector::reflector(
+            cwriter,
+            watcher(capi, watcher::Config::default()).default_backoff(),
+        )
+        .applied_objects()
+        .for_each(move |res| {
+            if let Ok(c) = res {
+                let artifact = c.status.as_ref().and_then(|s| s.artifact.as_ref());
+                charts.observe(
+                    "HelmChart",
+                    &c.namespace().unwrap_or_default(),
+                    &c.name_any(),
+                    artifact,
+                );
+            }
+            futures::future::ready(())
+        }),
     );
     let ocis = tracker.clone();
     let oci_task = tokio::spawn(
-        watcher(oapi, watcher::Config::default())
-            .default_backoff()
-            .applied_objects()
-            .for_each(move |res| {
-                if let Ok(o) = res {
-                    let artifact = o.status.as_ref().and_then(|s| s.artifact.as_ref());
-                    ocis.observe(
-                        "OCIRepository",
-                        &o.namespace().unwrap_or_default(),
-                        &o.name_any(),
-                        artifact,
-                    );
-                }
-                futures::future::ready(())
-            }),
+        reflector::reflector(
+            owriter,
+            watcher(oapi, watcher::Config::default()).default_backoff(),
+        )
+        .applied_objects()
+        .for_each(move |res| {
+            if let Ok(o) = res {
+                let artifact = o.status.as_ref().and_then(|s| s.artifact.as_ref());
+                ocis.observe(
+                    "OCIRepository",
+                    &o.namespace().unwrap_or_default(),
+                    &o.name_any(),
+                    artifact,
+                );
+            }
+            futures::future::ready(())
+        }),
     );
+    let release_task = tokio::spawn(ctx.releases.clone().watch(ctx.client.clone()));
+    let _ = ctx.charts.set(creader);
+    let _ = ctx.oci_sources.set(oreader);
     let trigger = reflector::reflector(
         hwriter,
         watcher(hapi, crate::shared::watch_config(&selector)).default_backoff(),
@@ -305,9 +330,11 @@ pub async fn run(
         .await;
     chart_task.abort();
     oci_task.abort();
+    release_task.abort();
 }
 
 async fn reconcile_one(obj: Arc<HelmRelease>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    let permit = ctx.work.clone().acquire_owned().await.ok();
     let ns = obj.namespace().unwrap_or_default();
     let api: Api<HelmRelease> = Api::namespaced(ctx.client.clone(), &ns);
     let obj = match ctx.versions.fresh(&api, obj.clone()).await {
@@ -320,7 +347,12 @@ async fn reconcile_one(obj: Arc<HelmRelease>, ctx: Arc<Context>) -> Result<Actio
             });
         }
     };
-    crate::shared::timed(obj.as_ref(), &ctx.metrics, reconcile::reconcile(&obj, &ctx)).await
+    crate::shared::timed(
+        obj.as_ref(),
+        &ctx.metrics,
+        reconcile::reconcile(&obj, &ctx, permit),
+    )
+    .await
 }
 
 fn error_policy(_obj: Arc<HelmRelease>, err: &ReconcileError, _ctx: Arc<Context>) -> Action {

@@ -132,8 +132,13 @@ fn manager_for(hr: &HelmRelease, ctx: &Context) -> Result<ResourceManager, Strin
     Ok(ctx.manager.derive(client, owner))
 }
 
-/// Reconciles one HelmRelease.
-pub async fn reconcile(hr: &HelmRelease, ctx: &Context) -> Result<Action, ReconcileError> {
+/// Reconciles one HelmRelease; `permit` is its worker permit (`--concurrent`), given back
+/// when a release action waits.
+pub async fn reconcile(
+    hr: &HelmRelease,
+    ctx: &Context,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Result<Action, ReconcileError> {
     let ns = hr.namespace().unwrap_or_default();
     let name = hr.name_any();
     let api: Api<HelmRelease> = Api::namespaced(ctx.client.clone(), &ns);
@@ -164,7 +169,7 @@ pub async fn reconcile(hr: &HelmRelease, ctx: &Context) -> Result<Action, Reconc
     }
     let interval =
         tidegate_core::duration::parse(&hr.spec.interval).unwrap_or(Duration::from_secs(600));
-    let result = steps(hr, ctx, &mut w).await;
+    let result = steps(hr, ctx, &mut w, permit).await;
     let action = match result {
         Ok(Step::Done) => {
             w.st.observed_generation = hr.metadata.generation;
@@ -242,7 +247,12 @@ impl Failure {
     }
 }
 
-async fn steps(hr: &HelmRelease, ctx: &Context, w: &mut StatusWriter<'_>) -> Result<Step, Failure> {
+async fn steps(
+    hr: &HelmRelease,
+    ctx: &Context,
+    w: &mut StatusWriter<'_>,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Result<Step, Failure> {
     let ns = hr.namespace().unwrap_or_default();
     if hr.spec.chart.is_some() == hr.spec.chart_ref.is_some() {
         let mut f = Failure::new("InvalidChartReference", "invalid Chart reference");
@@ -254,10 +264,9 @@ async fn steps(hr: &HelmRelease, ctx: &Context, w: &mut StatusWriter<'_>) -> Res
         .map_err(|e| Failure::new("ChartMutateError", e))?;
     w.st.helm_chart = helm_chart;
 
+    // Not written yet: a release in sync ends without a status write (nor any request); the
+    // first action writes it.
     w.set(RECONCILING, "True", PROGRESSING, "Fulfilling prerequisites");
-    w.flush()
-        .await
-        .map_err(|e| Failure::new("ReconcileError", e))?;
 
     // Dependencies.
     for dep in &hr.spec.depends_on {
@@ -321,7 +330,8 @@ async fn steps(hr: &HelmRelease, ctx: &Context, w: &mut StatusWriter<'_>) -> Res
     let release_namespace = target_namespace(hr);
     let storage_ns = storage_namespace(hr);
     let manager = manager_for(hr, ctx).map_err(|e| Failure::new("RESTClientError", e))?;
-    let storage = Storage::new(manager.client().clone(), &storage_ns);
+    let storage =
+        Storage::new(manager.client().clone(), &storage_ns).with_cache(ctx.releases.clone());
 
     // A release moved (name, namespace or storage): the old one is uninstalled first.
     if let Some(latest) = w.st.history.first().cloned() {
@@ -341,6 +351,7 @@ async fn steps(hr: &HelmRelease, ctx: &Context, w: &mut StatusWriter<'_>) -> Res
                     manager: &manager,
                     storage: &old,
                     applied: &mut applied,
+                    permit: &mut None,
                 }
                 .uninstall(r, &settings, keep, propagation)
                 .await;
@@ -424,6 +435,7 @@ async fn steps(hr: &HelmRelease, ctx: &Context, w: &mut StatusWriter<'_>) -> Res
         oci_digest: loaded.oci_digest,
         forced: force_request.is_some(),
         render_changed,
+        permit,
     };
     match run.reconcile(w).await {
         Ok(Outcome::Done) => Ok(Step::Done),
@@ -507,6 +519,7 @@ async fn finalize(
                             manager: &manager,
                             storage: &storage,
                             applied: &mut applied,
+                            permit: &mut None,
                         }
                         .uninstall(r, &settings, keep, propagation)
                         .await;

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 use tidegate_api::conditions::{self, READY, STALLED};
 use tidegate_api::meta::Artifact;
@@ -97,8 +98,17 @@ pub async fn artifact(hr: &HelmRelease, ctx: &Context) -> Result<(String, Artifa
     };
     match kind.as_str() {
         "HelmChart" => {
-            let api: Api<HelmChart> = Api::namespaced(ctx.client.clone(), &ns);
-            let c = api.get(&name).await.map_err(get_err)?;
+            let cached = ctx
+                .charts
+                .get()
+                .and_then(|s| s.get(&ObjectRef::new(&name).within(&ns)));
+            let c = match cached {
+                Some(c) => c,
+                None => {
+                    let api: Api<HelmChart> = Api::namespaced(ctx.client.clone(), &ns);
+                    std::sync::Arc::new(api.get(&name).await.map_err(get_err)?)
+                }
+            };
             let st = c.status.clone().unwrap_or_default();
             let a = readiness(
                 &kind,
@@ -112,8 +122,17 @@ pub async fn artifact(hr: &HelmRelease, ctx: &Context) -> Result<(String, Artifa
             Ok((kind, a))
         }
         "OCIRepository" => {
-            let api: Api<OCIRepository> = Api::namespaced(ctx.client.clone(), &ns);
-            let o = api.get(&name).await.map_err(get_err)?;
+            let cached = ctx
+                .oci_sources
+                .get()
+                .and_then(|s| s.get(&ObjectRef::new(&name).within(&ns)));
+            let o = match cached {
+                Some(o) => o,
+                None => {
+                    let api: Api<OCIRepository> = Api::namespaced(ctx.client.clone(), &ns);
+                    std::sync::Arc::new(api.get(&name).await.map_err(get_err)?)
+                }
+            };
             let st = o.status.clone().unwrap_or_default();
             let a = readiness(
                 &kind,
@@ -135,6 +154,35 @@ pub async fn artifact(hr: &HelmRelease, ctx: &Context) -> Result<(String, Artifa
 
 /// Downloads, checks and loads the chart of `artifact`.
 pub async fn load(kind: &str, artifact: &Artifact, ctx: &Context) -> Result<Loaded, SourceError> {
+    let chart = load_chart(artifact, ctx).await?;
+    let mut chart = (*chart).clone();
+    let mut oci_digest = String::new();
+    if kind == "OCIRepository" {
+        oci_digest = mutate_with_revision(&mut chart, &artifact.revision)?;
+    }
+    Ok(Loaded { chart, oci_digest })
+}
+
+/// How long a loaded chart is kept for the releases of the same artifact.
+const LOADED_TTL: Duration = Duration::from_secs(600);
+
+/// Charts kept at most.
+const LOADED_MAX: usize = 64;
+
+/// The chart of `artifact`, loaded once per artifact digest and shared.
+async fn load_chart(
+    artifact: &Artifact,
+    ctx: &Context,
+) -> Result<std::sync::Arc<Chart>, SourceError> {
+    let key = format!("{}|{}", artifact.digest, artifact.url);
+    {
+        let mut loaded = ctx.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        loaded.retain(|_, (at, _)| at.elapsed() < LOADED_TTL);
+        if let Some((at, chart)) = loaded.get_mut(&key) {
+            *at = std::time::Instant::now();
+            return Ok(chart.clone());
+        }
+    }
     let bytes = match ctx
         .fetcher
         .get(&artifact.url, &artifact.digest, Duration::from_secs(30))
@@ -151,34 +199,47 @@ pub async fn load(kind: &str, artifact: &Artifact, ctx: &Context) -> Result<Load
             });
         }
     };
-    let mut chart = tokio::task::spawn_blocking(move || tidegate_helm::chart::load_archive(&bytes))
+    let chart = tokio::task::spawn_blocking(move || tidegate_helm::chart::load_archive(&bytes))
         .await
         .map_err(|e| SourceError::Artifact(format!("Could not load chart: {e}")))?
         .map_err(|e| SourceError::Artifact(format!("Could not load chart: {}", e.0)))?;
-    let mut oci_digest = String::new();
-    if kind == "OCIRepository" {
-        let revision = &artifact.revision;
-        let (tag, digest) = match revision.rsplit_once('@') {
-            Some((t, d)) => (t, d),
-            None => ("", revision.as_str()),
-        };
-        if !tag.is_empty()
-            && tidegate_core::semver::Version::parse(tag).is_ok()
-            && tag.replace('_', "+") != chart.metadata.version
-        {
-            return Err(SourceError::Artifact(format!(
-                "Could not load chart: artifact revision {tag} does not match chart version {}",
-                chart.metadata.version
-            )));
-        }
-        if let Some(hex) = digest.strip_prefix("sha256:") {
-            let short = &hex[..hex.len().min(12)];
-            chart.metadata.version = match chart.metadata.version.split_once('+') {
-                Some((v, _)) => format!("{v}+{short}"),
-                None => format!("{}+{short}", chart.metadata.version),
-            };
-            oci_digest = digest.to_string();
-        }
+    let chart = std::sync::Arc::new(chart);
+    let mut loaded = ctx.loaded.lock().unwrap_or_else(|e| e.into_inner());
+    if loaded.len() >= LOADED_MAX
+        && let Some(oldest) = loaded
+            .iter()
+            .min_by_key(|(_, (at, _))| *at)
+            .map(|(k, _)| k.clone())
+    {
+        loaded.remove(&oldest);
     }
-    Ok(Loaded { chart, oci_digest })
+    loaded.insert(key, (std::time::Instant::now(), chart.clone()));
+    Ok(chart)
+}
+
+/// An OCIRepository chart as Flux mutates it: a semver tag must equal the chart version, and
+/// the version gets `+<first 12 hex of the digest>`. Returns the digest.
+fn mutate_with_revision(chart: &mut Chart, revision: &str) -> Result<String, SourceError> {
+    let (tag, digest) = match revision.rsplit_once('@') {
+        Some((t, d)) => (t, d),
+        None => ("", revision),
+    };
+    if !tag.is_empty()
+        && tidegate_core::semver::Version::parse(tag).is_ok()
+        && tag.replace('_', "+") != chart.metadata.version
+    {
+        return Err(SourceError::Artifact(format!(
+            "Could not load chart: artifact revision {tag} does not match chart version {}",
+            chart.metadata.version
+        )));
+    }
+    let Some(hex) = digest.strip_prefix("sha256:") else {
+        return Ok(String::new());
+    };
+    let short = &hex[..hex.len().min(12)];
+    chart.metadata.version = match chart.metadata.version.split_once('+') {
+        Some((v, _)) => format!("{v}+{short}"),
+        None => format!("{}+{short}", chart.metadata.version),
+    };
+    Ok(digest.to_string())
 }

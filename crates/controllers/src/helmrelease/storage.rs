@@ -2,7 +2,14 @@
 //! owner=helm`, created, updated and deleted as Helm's driver does, so the real `helm` reads
 //! what Tidegate writes and the other way round.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use futures::StreamExt;
+use kube::api::PartialObjectMeta;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
@@ -15,6 +22,92 @@ use tidegate_helm::storage::{self, Release};
 pub struct Storage {
     api: Api<Secret>,
     namespace: String,
+    cache: Option<Arc<ReleaseCache>>,
+}
+
+/// A release record's name and resourceVersion.
+type Fingerprint = Vec<(String, String)>;
+
+/// The newest release of each release name as last read (its chart reduced to the metadata),
+/// with the fingerprint of the records it was read with. A watch of the records' metadata
+/// (labels `owner=helm`) says whether they are unchanged, so a release nobody touched is
+/// known without a request.
+#[derive(Default)]
+pub struct ReleaseCache {
+    meta: OnceLock<Store<PartialObjectMeta<Secret>>>,
+    ready: AtomicBool,
+    heads: Mutex<HashMap<(String, String), (Fingerprint, Release)>>,
+}
+
+impl ReleaseCache {
+    /// Watches the release records' metadata until dropped.
+    pub async fn watch(self: Arc<Self>, client: Client) {
+        let api: Api<PartialObjectMeta<Secret>> = Api::all(client);
+        let (reader, writer) = reflector::store();
+        let _ = self.meta.set(reader.clone());
+        let me = self.clone();
+        tokio::spawn(async move {
+            if reader.wait_until_ready().await.is_ok() {
+                me.ready.store(true, Ordering::Release);
+            }
+        });
+        watcher(api, watcher::Config::default().labels("owner=helm"))
+            .default_backoff()
+            .reflect(writer)
+            .for_each(|_| futures::future::ready(()))
+            .await;
+    }
+
+    fn fingerprint(&self, namespace: &str, name: &str) -> Option<Fingerprint> {
+        if !self.ready.load(Ordering::Acquire) {
+            return None;
+        }
+        let store = self.meta.get()?;
+        let mut fp: Fingerprint = store
+            .state()
+            .iter()
+            .filter(|m| m.metadata.namespace.as_deref() == Some(namespace))
+            .filter(|m| {
+                m.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("name"))
+                    .is_some_and(|n| n == name)
+            })
+            .map(|m| {
+                (
+                    m.metadata.name.clone().unwrap_or_default(),
+                    m.metadata.resource_version.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        fp.sort();
+        Some(fp)
+    }
+
+    fn get(&self, namespace: &str, name: &str) -> Option<Option<Release>> {
+        let fp = self.fingerprint(namespace, name)?;
+        let heads = self.heads.lock().unwrap_or_else(|e| e.into_inner());
+        let (known, release) = heads.get(&(namespace.to_string(), name.to_string()))?;
+        (*known == fp).then(|| Some(release.clone()))
+    }
+
+    fn put(&self, namespace: &str, name: &str, mut fp: Fingerprint, last: Option<&Release>) {
+        let mut heads = self.heads.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (namespace.to_string(), name.to_string());
+        let Some(last) = last else {
+            heads.remove(&key);
+            return;
+        };
+        fp.sort();
+        let mut light = last.clone();
+        // Only the metadata of the chart is needed to judge the release.
+        light.chart = match last.chart.get("metadata") {
+            Some(m) => serde_json::json!({ "metadata": m }),
+            None => serde_json::Value::Null,
+        };
+        heads.insert(key, (fp, light));
+    }
 }
 
 fn describe(e: &kube::Error) -> String {
@@ -27,7 +120,27 @@ impl Storage {
         Storage {
             api: Api::namespaced(client, namespace),
             namespace: namespace.to_string(),
+            cache: None,
         }
+    }
+
+    /// Keeps the newest release of each name read in `cache`.
+    pub fn with_cache(mut self, cache: Arc<ReleaseCache>) -> Storage {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The newest release of `name` (its chart reduced to the metadata when it comes from
+    /// the cache): no request while its records are unchanged.
+    pub async fn last_cached(&self, name: &str) -> Result<Option<Release>, String> {
+        if let Some(hit) = self
+            .cache
+            .as_ref()
+            .and_then(|c| c.get(&self.namespace, name))
+        {
+            return Ok(hit);
+        }
+        self.last(name).await
     }
 
     /// Every release of `name`, oldest first. A record that cannot be decoded is an error
@@ -39,8 +152,13 @@ impl Storage {
             .await
             .map_err(|e| format!("failed to query release history: {}", describe(&e)))?;
         let mut out = Vec::with_capacity(list.items.len());
+        let mut fp = Vec::with_capacity(list.items.len());
         for secret in list.items {
             let secret_name = secret.metadata.name.clone().unwrap_or_default();
+            fp.push((
+                secret_name.clone(),
+                secret.metadata.resource_version.clone().unwrap_or_default(),
+            ));
             let Some(data) = secret.data.as_ref().and_then(|d| d.get("release")) else {
                 return Err(format!(
                     "release record {}/{secret_name} has no 'release' key",
@@ -53,6 +171,9 @@ impl Storage {
             out.push(r);
         }
         out.sort_by_key(|r| r.version);
+        if let Some(cache) = &self.cache {
+            cache.put(&self.namespace, name, fp, out.last());
+        }
         Ok(out)
     }
 
