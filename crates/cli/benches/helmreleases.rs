@@ -15,7 +15,9 @@
 //! so the ratio compares with a published number.
 //!
 //! Run with `cargo bench -p tidegate --bench helmreleases` (`TIDEGATE_BENCH_N=100,500`,
-//! `TIDEGATE_BENCH_NOOP_SECS`, `TIDEGATE_BENCH_SPLIT=1`); figures go to docs/benchmarks.md.
+//! `TIDEGATE_BENCH_NOOP_SECS`, `TIDEGATE_BENCH_SPLIT=1`, `TIDEGATE_BENCH_CONCURRENT` (default
+//! 10), `TIDEGATE_BENCH_DETAIL=1` for when each release became ready, `TIDEGATE_BENCH_LOG=<file>`
+//! for the processes' logs); figures go to docs/benchmarks.md.
 
 #[path = "../../controllers/tests/chart_support/mod.rs"]
 mod chart_support;
@@ -85,7 +87,8 @@ async fn run_one(n: usize, noop_window: Duration, split: bool) {
         "--url",
         &server.url,
     ]);
-    let fleet = fleet::start(split, "10", git_support::free_port).await;
+    let concurrent = std::env::var("TIDEGATE_BENCH_CONCURRENT").unwrap_or_else(|_| "10".into());
+    let fleet = fleet::start(split, &concurrent, git_support::free_port).await;
     let client = fleet.client.clone();
     let mut names = vec!["bench".to_string()];
     names.extend((0..n).map(|i| format!("app-{i}")));
@@ -152,6 +155,30 @@ async fn run_one(n: usize, noop_window: Duration, split: bool) {
     fleet.wait_ready(&hr, n, started).await;
     let all_ready = started.elapsed();
     let at_ready = fleet.rss();
+    if std::env::var("TIDEGATE_BENCH_DETAIL").is_ok() {
+        // When each release became Ready, and how long its install took.
+        let list = hr.list(&Default::default()).await.unwrap();
+        let mut times: Vec<(String, String)> = list
+            .items
+            .iter()
+            .map(|o| {
+                let ready = o.data["status"]["conditions"]
+                    .as_array()
+                    .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+                    .map(|c| c["lastTransitionTime"].as_str().unwrap_or("").to_string())
+                    .unwrap_or_default();
+                let took = o.data["status"]["lastAttemptedReleaseActionDuration"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                (ready, took)
+            })
+            .collect();
+        times.sort();
+        for (ready, took) in times.iter().step_by((n / 10).max(1)) {
+            println!("  ready at {ready}, install took {took}");
+        }
+    }
     let windows = fleet.noop_windows("HelmRelease", noop_window).await;
     fleet.report(n, created, all_ready, at_ready, &windows, noop_window);
     if n == 1000 {

@@ -610,3 +610,56 @@ async fn failed_upgrades_are_rolled_back() {
         .count();
     assert_eq!(failed, 2, "{history}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kustomize_post_renderers_patch_the_release() {
+    let (env, _server, _dir) = start_with_repo(&["1.0.0"]).await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "post",
+            "  commonMetadata:\n    labels:\n      team: web\n  postRenderers:\n  - kustomize:\n      patches:\n      - target:\n          kind: Deployment\n        patch: |\n          - op: replace\n            path: /spec/replicas\n            value: 3\n      - patch: |\n          apiVersion: apps/v1\n          kind: Deployment\n          metadata:\n            name: post\n            labels:\n              patched: \"yes\"\n      images:\n      - name: nginx\n        newName: registry.example/nginx\n        newTag: \"9.9\"\n",
+        ),
+    );
+    wait_for(
+        &env,
+        "helmrelease/post",
+        "installed",
+        released("InstallSucceeded"),
+    )
+    .await;
+    let deploy = get(&env, "deployment/post");
+    assert_eq!(deploy["metadata"]["labels"]["patched"], "yes");
+    assert_eq!(deploy["spec"]["replicas"], 3);
+    assert_eq!(deploy["metadata"]["labels"]["team"], "web");
+    assert_eq!(
+        deploy["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"],
+        "post"
+    );
+    assert_eq!(
+        deploy["spec"]["template"]["spec"]["containers"][0]["image"],
+        "registry.example/nginx:9.9"
+    );
+    assert!(
+        deploy["metadata"]["annotations"]
+            .get("postrenderer.helm.sh/postrender-filename")
+            .is_none(),
+        "{}",
+        deploy["metadata"]
+    );
+    // The stored manifest is the post-rendered one, still under each template's name; hooks
+    // went through the post-renderer too and stayed hooks.
+    let manifest = helm_cli(&env, &["get", "manifest", "post", "-n", "default"]);
+    assert!(
+        manifest.contains("# Source: webapp/templates/deployment.yaml\n"),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("image: registry.example/nginx:9.9"),
+        "{manifest}"
+    );
+    assert!(!manifest.contains("postrender-filename"), "{manifest}");
+    let hooks = helm_cli(&env, &["get", "hooks", "post", "-n", "default"]);
+    assert!(hooks.contains("name: post-migrate"), "{hooks}");
+    assert!(hooks.contains("team: web"), "{hooks}");
+}

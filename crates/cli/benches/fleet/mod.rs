@@ -109,11 +109,19 @@ pub async fn start(split: bool, concurrency: &str, free_port: impl Fn() -> u16) 
     let metrics_port = free_port();
     let data = dir.path().join("data");
     let kubeconfig = data.join("kubeconfig");
+    // `TIDEGATE_BENCH_LOG=<file>`: the processes' logs go there (with `RUST_LOG`).
     let spawn = |args: Vec<String>| {
+        let log = std::env::var("TIDEGATE_BENCH_LOG").ok().map(|p| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .expect("log file opens")
+        });
         Command::new(env!("CARGO_BIN_EXE_tidegate"))
             .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log.map(Stdio::from).unwrap_or_else(Stdio::null))
             .spawn()
             .expect("tidegate runs")
     };

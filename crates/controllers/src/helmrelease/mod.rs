@@ -232,6 +232,9 @@ pub async fn run(
         client.clone(),
         ManagerOptions {
             field_manager: FIELD_MANAGER.into(),
+            // Live objects and health from shared watches: applies and waits of many
+            // releases cost a map lookup each, not lists and watches of their own.
+            live_mode: tidegate_apply::live::Mode::Watch,
             ..Default::default()
         },
     );
@@ -319,7 +322,8 @@ pub async fn run(
     );
     Controller::for_stream(trigger, hreader)
         .reconcile_on(rx)
-        .with_config(kube::runtime::controller::Config::default().concurrency(concurrency))
+        // Unbounded here: `work` bounds what costs CPU, waits cost nothing.
+        .with_config(kube::runtime::controller::Config::default().concurrency(0))
         .graceful_shutdown_on(shutdown)
         .run(reconcile_one, error_policy, ctx)
         .for_each(|res| async move {

@@ -407,6 +407,12 @@ async fn steps(
         chart,
         values: composed,
         post: render::PostRender {
+            kustomize: hr
+                .spec
+                .post_renderers
+                .iter()
+                .filter_map(|p| p.kustomize.clone())
+                .collect(),
             common_metadata: hr.spec.common_metadata.clone(),
             origin: (hr.name_any(), ns.clone()),
         },

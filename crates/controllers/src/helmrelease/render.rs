@@ -107,6 +107,8 @@ pub struct Rendered {
 /// What post-rendering adds to every object.
 #[derive(Debug, Clone, Default)]
 pub struct PostRender {
+    /// `spec.postRenderers[].kustomize`, in order.
+    pub kustomize: Vec<tidegate_api::helmrelease::KustomizePostRenderer>,
     pub common_metadata: Option<CommonMetadata>,
     /// The HelmRelease's name and namespace (origin labels).
     pub origin: (String, String),
@@ -221,14 +223,19 @@ pub async fn render(
             notes: rendered.notes,
             ..Default::default()
         };
-        for m in &rendered.manifests {
+        let (hooks, manifests) = if post.kustomize.is_empty() {
+            (rendered.hooks, rendered.manifests)
+        } else {
+            kustomize_all(&post.kustomize, &rendered.hooks, &rendered.manifests)?
+        };
+        for m in &manifests {
             if let Some((text, obj)) = post.document(&m.content, &m.name)? {
                 out.manifest
                     .push_str(&format!("---\n# Source: {}\n{}", m.name, text));
                 out.objects.push(obj);
             }
         }
-        for h in &rendered.hooks {
+        for h in &hooks {
             let mut record = HookRecord::from_hook(h);
             if let Some((text, _)) = post.document(&h.manifest, &h.path)? {
                 record.manifest = text.trim_end().to_string();
@@ -252,6 +259,107 @@ pub async fn render(
     })
     .await
     .map_err(|e| format!("rendering stopped: {e}"))?
+}
+
+/// Helm 4's annotation carrying each document's file through a post-renderer.
+const FILENAME_ANNOTATION: &str = "postrenderer.helm.sh/postrender-filename";
+
+/// The `kustomize` post-renderers, as Helm 4's `combined` strategy runs a post-renderer: every
+/// document (hooks too) annotated with its file, one stream through each kustomization in
+/// order (`resources: [helm-output.yaml]` with the patches and images), split back into files
+/// by the annotation (documents without it become `generated-by-postrender-<i>.yaml`), and
+/// sorted into hooks and manifests again.
+fn kustomize_all(
+    renderers: &[tidegate_api::helmrelease::KustomizePostRenderer],
+    hooks: &[tidegate_helm::release::Hook],
+    manifests: &[tidegate_helm::release::Manifest],
+) -> Result<
+    (
+        Vec<tidegate_helm::release::Hook>,
+        Vec<tidegate_helm::release::Manifest>,
+    ),
+    String,
+> {
+    let fail = |e: String| format!("error while running post render on files: {e}");
+    let mut docs: Vec<Map<String, Value>> = Vec::new();
+    let files = manifests
+        .iter()
+        .map(|m| (m.name.as_str(), m.content.as_str()))
+        .chain(hooks.iter().map(|h| (h.path.as_str(), h.manifest.as_str())));
+    for (file, text) in files {
+        let value = tidegate_kustomize::yaml::parse_one_as(
+            text,
+            file,
+            tidegate_kustomize::yaml::Dialect::Objects,
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        let Value::Object(mut obj) = value else {
+            continue;
+        };
+        if obj.is_empty() {
+            continue;
+        }
+        let meta = obj
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            let annotations = meta
+                .entry("annotations")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Some(a) = annotations.as_object_mut() {
+                a.insert(FILENAME_ANNOTATION.into(), Value::String(file.to_string()));
+            }
+        }
+        docs.push(obj);
+    }
+    for r in renderers {
+        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+        std::fs::write(
+            dir.path().join("helm-output.yaml"),
+            tidegate_kustomize::yaml::to_stream(docs.iter()),
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        let mut k = serde_json::json!({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": ["helm-output.yaml"],
+        });
+        if !r.patches.is_empty() {
+            k["patches"] = Value::Array(r.patches.clone());
+        }
+        if !r.images.is_empty() {
+            k["images"] = Value::Array(r.images.clone());
+        }
+        std::fs::write(dir.path().join("kustomization.yaml"), k.to_string())
+            .map_err(|e| fail(e.to_string()))?;
+        let built = tidegate_kustomize::build(
+            dir.path(),
+            dir.path(),
+            tidegate_kustomize::Options::default(),
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        docs = built.resources.iter().map(|r| r.obj.clone()).collect();
+    }
+    // Back into files, in the order the documents come.
+    let mut files: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    for (i, mut obj) in docs.into_iter().enumerate() {
+        let file = obj
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+            .and_then(|m| {
+                let a = m.get_mut("annotations")?.as_object_mut()?;
+                let f = a.remove(FILENAME_ANNOTATION)?;
+                if a.is_empty() {
+                    m.remove("annotations");
+                }
+                f.as_str().map(str::to_string)
+            })
+            .unwrap_or_else(|| format!("generated-by-postrender-{i}.yaml"));
+        let text = tidegate_kustomize::yaml::to_stream([&obj]);
+        let entry = files.entry(file).or_default();
+        entry.push_str(&text);
+    }
+    tidegate_helm::release::sort_manifests(&files).map_err(fail)
 }
 
 /// Parses a stored manifest back into objects (for upgrades, rollbacks and uninstalls).
