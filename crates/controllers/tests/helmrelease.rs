@@ -628,6 +628,18 @@ async fn kustomize_post_renderers_patch_the_release() {
         released("InstallSucceeded"),
     )
     .await;
+    // Post-renderers are part of the release, not a reason to upgrade it again and again.
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "helmrelease/post",
+        "reconcile.fluxcd.io/requestedAt=again",
+    ]);
+    let hr = wait_for(&env, "helmrelease/post", "the request handled", |o| {
+        o["status"]["lastHandledReconcileAt"] == "again"
+    })
+    .await;
+    assert_eq!(hr["status"]["lastReleaseRevision"], 1, "{}", hr["status"]);
     let deploy = get(&env, "deployment/post");
     assert_eq!(deploy["metadata"]["labels"]["patched"], "yes");
     assert_eq!(deploy["spec"]["replicas"], 3);

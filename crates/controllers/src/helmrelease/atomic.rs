@@ -42,6 +42,9 @@ pub struct Run<'a> {
     pub oci_digest: String,
     pub forced: bool,
     pub render_changed: bool,
+    /// The postRenderers and commonMetadata digests of the spec (empty without them), recorded
+    /// as observed after a successful release action.
+    pub render_digests: (String, String),
     /// The reconcile's worker permit, given back when an action starts to wait.
     pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
@@ -291,6 +294,13 @@ impl Run<'_> {
                     w.set(READY, "False", "RetriesExceeded", message);
                     return Ok(Outcome::Stalled);
                 }
+                Next::MissingRollbackTarget => {
+                    let message = "missing target release for rollback";
+                    w.set(STALLED, "True", "MissingRollbackTarget", message);
+                    summarize(w, self.hr);
+                    w.set(READY, "False", "MissingRollbackTarget", message);
+                    return Ok(Outcome::Stalled);
+                }
                 Next::Unlock => "unlock",
                 Next::Install => "install",
                 Next::Upgrade => "upgrade",
@@ -377,7 +387,7 @@ impl Run<'_> {
                     }
                     return Ok(self.after_remediation(w));
                 }
-                Next::Nothing | Next::ExceededMaxRetries(_) => {}
+                Next::Nothing | Next::ExceededMaxRetries(_) | Next::MissingRollbackTarget => {}
             }
             w.flush().await?;
         }
@@ -488,7 +498,7 @@ impl Run<'_> {
 
     /// Records an install's or upgrade's outcome: history, counters, `Released`, an event.
     async fn record(
-        &self,
+        &mut self,
         w: &mut StatusWriter<'_>,
         action: &'static str,
         started: Instant,
@@ -503,6 +513,11 @@ impl Run<'_> {
         match result {
             Ok(r) => {
                 self.add_snapshot(w, &r, action);
+                // The release now carries this spec's post-renderers and common metadata.
+                let (post, meta) = &self.render_digests;
+                w.st.observed_post_renderers_digest = Some(post.clone()).filter(|d| !d.is_empty());
+                w.st.observed_common_metadata_digest = Some(meta.clone()).filter(|d| !d.is_empty());
+                self.render_changed = false;
                 conditions::delete(&mut w.st.conditions, REMEDIATED);
                 conditions::delete(&mut w.st.conditions, TEST_SUCCESS);
                 let msg = format!(

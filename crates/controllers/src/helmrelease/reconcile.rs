@@ -104,6 +104,22 @@ fn json_digest<T: serde::Serialize>(v: &T) -> String {
     format!("sha256:{:x}", Sha256::digest(&json))
 }
 
+/// The digest of `spec.postRenderers`, empty without any (as Flux's observed digest).
+fn post_renderers_digest(hr: &HelmRelease) -> String {
+    if hr.spec.post_renderers.is_empty() {
+        return String::new();
+    }
+    json_digest(&hr.spec.post_renderers)
+}
+
+/// The digest of `spec.commonMetadata`, empty without it.
+fn common_metadata_digest(hr: &HelmRelease) -> String {
+    match &hr.spec.common_metadata {
+        Some(c) => json_digest(c),
+        None => String::new(),
+    }
+}
+
 /// A request annotation to act on: set, equal to `requestedAt`, and not handled yet.
 fn requested(hr: &HelmRelease, annotation: &str, handled: &Option<String>) -> Option<String> {
     let a = hr.annotations();
@@ -173,8 +189,10 @@ pub async fn reconcile(
     let action = match result {
         Ok(Step::Done) => {
             w.st.observed_generation = hr.metadata.generation;
-            w.st.observed_post_renderers_digest = Some(json_digest(&hr.spec.post_renderers));
-            w.st.observed_common_metadata_digest = Some(json_digest(&hr.spec.common_metadata));
+            w.st.observed_post_renderers_digest =
+                Some(post_renderers_digest(hr)).filter(|d| !d.is_empty());
+            w.st.observed_common_metadata_digest =
+                Some(common_metadata_digest(hr)).filter(|d| !d.is_empty());
             ctx.backoff.succeeded(&key(&ns, &name));
             Action::requeue(jittered(interval, ctx.options.jitter_percent))
         }
@@ -418,15 +436,13 @@ async fn steps(
         },
     };
     let render_changed = hr.metadata.generation != w.st.observed_generation
-        && (w
-            .st
-            .observed_post_renderers_digest
-            .as_deref()
-            .is_some_and(|d| d != json_digest(&hr.spec.post_renderers))
+        && (w.st.observed_post_renderers_digest.as_deref().unwrap_or("")
+            != post_renderers_digest(hr)
             || w.st
                 .observed_common_metadata_digest
                 .as_deref()
-                .is_some_and(|d| d != json_digest(&hr.spec.common_metadata)));
+                .unwrap_or("")
+                != common_metadata_digest(hr));
     let mut run = Run {
         hr,
         ctx,
@@ -441,6 +457,7 @@ async fn steps(
         oci_digest: loaded.oci_digest,
         forced: force_request.is_some(),
         render_changed,
+        render_digests: (post_renderers_digest(hr), common_metadata_digest(hr)),
         permit,
     };
     match run.reconcile(w).await {

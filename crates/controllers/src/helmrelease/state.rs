@@ -140,12 +140,12 @@ pub fn determine(
                     "release post-renderers or common metadata changed".into(),
                 );
             }
-            let test = spec.test.as_ref();
-            if test.is_some_and(|t| t.enable) {
-                if !latest.has_tests_run() {
+            if let Some(test) = spec.test.as_ref().filter(|t| t.enable) {
+                if !has_been_tested(latest) {
                     return State::Untested("release has not been tested".into());
                 }
-                if latest.has_test_in_phase_failed() && !test.is_some_and(|t| t.ignore_failures) {
+                let ignore = Remediation::ignores_test_failures(spec, status, test.ignore_failures);
+                if !ignore && latest.has_test_in_phase_failed() {
                     return State::Failed("release has test in failed phase".into());
                 }
             }
@@ -153,6 +153,17 @@ pub fn determine(
         }
         other => State::Unmanaged(format!("release with status '{other}'")),
     }
+}
+
+/// Flux's `HasBeenTested`: test results recorded, and every test hook succeeded unless one
+/// failed (a run with no test hooks counts as tested).
+fn has_been_tested(s: &Snapshot) -> bool {
+    let Some(hooks) = &s.test_hooks else {
+        return false;
+    };
+    hooks.is_empty()
+        || hooks.values().any(|h| h.phase == "Failed")
+        || hooks.values().all(|h| h.phase == "Succeeded")
 }
 
 /// The next action.
@@ -169,6 +180,8 @@ pub enum Next {
     UninstallRemediation,
     /// Retries are exhausted: `Failed to <action> after N attempt(s)`.
     ExceededMaxRetries(String),
+    /// A rollback is due but no earlier release is left in storage.
+    MissingRollbackTarget,
 }
 
 /// The install or upgrade remediation settings in force.
@@ -218,6 +231,27 @@ impl Remediation {
         }
     }
 
+    /// Flux's `MustIgnoreTestFailures`: the active remediation's `ignoreTestFailures`, else
+    /// `spec.test.ignoreFailures`.
+    pub fn ignores_test_failures(
+        spec: &HelmReleaseSpec,
+        status: &HelmReleaseStatus,
+        test_ignore: bool,
+    ) -> bool {
+        let set = if status.last_attempted_release_action.as_deref() == Some("upgrade") {
+            spec.upgrade
+                .as_ref()
+                .and_then(|u| u.remediation.as_ref())
+                .and_then(|r| r.ignore_test_failures)
+        } else {
+            spec.install
+                .as_ref()
+                .and_then(|i| i.remediation.as_ref())
+                .and_then(|r| r.ignore_test_failures)
+        };
+        set.unwrap_or(test_ignore)
+    }
+
     fn exceeded(&self) -> Next {
         Next::ExceededMaxRetries(format!(
             "Failed to {} after {} attempt(s)",
@@ -265,17 +299,21 @@ pub fn next(
                     ..status.clone()
                 },
             );
-            if status.last_attempted_release_action.as_deref() == Some("upgrade")
-                && upgrade.exhausted()
-                && !forced
-                && !upgrade.retry_strategy
-            {
-                return upgrade.exceeded();
+            if upgrade.exhausted() && !forced && !upgrade.retry_strategy {
+                return Next::ExceededMaxRetries("cannot upgrade release".into());
             }
             Next::Upgrade
         }
         State::Untested(_) => Next::Test,
         State::Failed(_) => {
+            // No action attempted yet: no remediation is active.
+            if status
+                .last_attempted_release_action
+                .as_deref()
+                .is_none_or(str::is_empty)
+            {
+                return Next::Upgrade;
+            }
             let r = Remediation::active(spec, status);
             if r.retry_strategy || r.failures <= 0 || forced {
                 return Next::Upgrade;
@@ -285,11 +323,573 @@ pub fn next(
             }
             if r.action == "upgrade" && r.strategy == "rollback" {
                 if !previous_in_storage {
-                    return Next::ExceededMaxRetries("missing target release for rollback".into());
+                    return Next::MissingRollbackTarget;
                 }
                 return Next::Rollback;
             }
             Next::UninstallRemediation
+        }
+    }
+}
+
+/// helm-controller's `Test_DetermineReleaseState` cases (internal/reconcile/state_test.go),
+/// as data: the releases in storage, the spec and status, the desired chart and values, and
+/// the state expected. Drift cases wait for drift detection.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use tidegate_api::helmrelease::{Test, TestHookStatus};
+    use tidegate_helm::storage::{HookExecution, HookRecord};
+
+    fn release(version: i64, status: &str, config: Option<(&str, &str)>) -> Release {
+        let mut c = serde_json::Map::new();
+        if let Some((k, v)) = config {
+            c.insert(k.into(), Value::String(v.into()));
+        }
+        Release {
+            name: "release".into(),
+            namespace: "mock-ns".into(),
+            version,
+            info: Info {
+                first_deployed: Some("2026-01-01T00:00:00Z".into()),
+                last_deployed: Some("2026-01-01T00:00:00Z".into()),
+                status: status.into(),
+                ..Default::default()
+            },
+            chart: serde_json::json!({"metadata": {"name": "hello", "version": "0.1.0"}}),
+            config: c,
+            manifest: "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n".into(),
+            ..Default::default()
+        }
+    }
+
+    fn with_test_hook(mut r: Release, name: &str, phase: &str) -> Release {
+        r.hooks.push(HookRecord {
+            name: name.into(),
+            kind: "Pod".into(),
+            events: vec!["test".into()],
+            last_run: HookExecution {
+                phase: phase.into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        r
+    }
+
+    fn snap(r: &Release) -> Snapshot {
+        snapshot(r, &super::super::values::digest(&r.config), "", "install")
+    }
+
+    fn hooks(entries: &[(&str, &str)]) -> Option<BTreeMap<String, TestHookStatus>> {
+        Some(
+            entries
+                .iter()
+                .map(|(n, p)| {
+                    (
+                        n.to_string(),
+                        TestHookStatus {
+                            phase: p.to_string(),
+                            ..Default::default()
+                        },
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    fn foo_bar() -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("foo".into(), Value::String("bar".into()));
+        m
+    }
+
+    struct Case {
+        name: &'static str,
+        last: Option<Release>,
+        history: Vec<Snapshot>,
+        test: Option<Test>,
+        last_action: Option<&'static str>,
+        values: serde_json::Map<String, Value>,
+        chart_version: &'static str,
+        render_changed: bool,
+        want: &'static str,
+    }
+
+    fn kind(s: &State) -> &'static str {
+        match s {
+            State::Absent(_) => "Absent",
+            State::Locked(_) => "Locked",
+            State::Unmanaged(_) => "Unmanaged",
+            State::OutOfSync(_) => "OutOfSync",
+            State::Untested(_) => "Untested",
+            State::Failed(_) => "Failed",
+            State::InSync => "InSync",
+        }
+    }
+
+    fn case(
+        name: &'static str,
+        last: Option<Release>,
+        history: Vec<Snapshot>,
+        want: &'static str,
+    ) -> Case {
+        Case {
+            name,
+            last,
+            history,
+            test: None,
+            last_action: None,
+            values: foo_bar(),
+            chart_version: "0.1.0",
+            render_changed: false,
+            want,
+        }
+    }
+
+    #[test]
+    fn determine_release_state_as_helm_controller() {
+        let deployed = release(1, status::DEPLOYED, Some(("foo", "bar")));
+        let tested_failed = with_test_hook(
+            release(2, status::DEPLOYED, Some(("foo", "bar"))),
+            "failure-tests",
+            "Failed",
+        );
+        let mut cases = vec![
+            case(
+                "in-sync release",
+                Some(deployed.clone()),
+                vec![snap(&deployed)],
+                "InSync",
+            ),
+            case("no release in storage", None, vec![], "Absent"),
+            case(
+                "release disappeared from storage",
+                None,
+                vec![snap(&deployed)],
+                "Absent",
+            ),
+            case(
+                "existing release without current",
+                Some(deployed.clone()),
+                vec![],
+                "Unmanaged",
+            ),
+            case(
+                "release digest parse error",
+                Some(deployed.clone()),
+                vec![Snapshot {
+                    digest: "sha256:invalid".into(),
+                    ..snap(&deployed)
+                }],
+                "Unmanaged",
+            ),
+            case(
+                "release digest mismatch",
+                Some(deployed.clone()),
+                vec![Snapshot {
+                    digest:
+                        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+                            .into(),
+                    ..snap(&deployed)
+                }],
+                "Unmanaged",
+            ),
+            case(
+                "release in pending state",
+                Some(release(1, status::PENDING_INSTALL, Some(("foo", "bar")))),
+                vec![],
+                "Locked",
+            ),
+        ];
+        let mut untested = case(
+            "untested release",
+            Some(deployed.clone()),
+            vec![snap(&deployed)],
+            "Untested",
+        );
+        untested.test = Some(Test {
+            enable: true,
+            ..Default::default()
+        });
+        cases.push(untested);
+        let mut incomplete = case(
+            "incomplete test result",
+            Some(deployed.clone()),
+            vec![Snapshot {
+                test_hooks: hooks(&[("passing-test", "Succeeded"), ("never-run-test", "")]),
+                ..snap(&deployed)
+            }],
+            "Untested",
+        );
+        incomplete.test = Some(Test {
+            enable: true,
+            ..Default::default()
+        });
+        incomplete.last_action = Some("upgrade");
+        cases.push(incomplete);
+        let mut failed_test = case(
+            "failed test",
+            Some(tested_failed.clone()),
+            vec![Snapshot {
+                test_hooks: hooks(&[("failure-tests", "Failed")]),
+                ..snap(&tested_failed)
+            }],
+            "Failed",
+        );
+        failed_test.test = Some(Test {
+            enable: true,
+            ..Default::default()
+        });
+        failed_test.last_action = Some("upgrade");
+        cases.push(failed_test);
+        let deployed2 = release(2, status::DEPLOYED, Some(("foo", "bar")));
+        let mut unstarted = case(
+            "failed test with unstarted remaining test hooks",
+            Some(deployed2.clone()),
+            vec![Snapshot {
+                test_hooks: hooks(&[("failure-tests", "Failed"), ("never-run-test", "")]),
+                ..snap(&deployed2)
+            }],
+            "Failed",
+        );
+        unstarted.test = Some(Test {
+            enable: true,
+            ..Default::default()
+        });
+        unstarted.last_action = Some("upgrade");
+        cases.push(unstarted);
+        let mut ignored = case(
+            "failed test with ignore failures set",
+            Some(tested_failed.clone()),
+            vec![Snapshot {
+                test_hooks: hooks(&[("failure-tests", "Failed")]),
+                ..snap(&tested_failed)
+            }],
+            "InSync",
+        );
+        ignored.test = Some(Test {
+            enable: true,
+            ignore_failures: true,
+            ..Default::default()
+        });
+        ignored.last_action = Some("install");
+        cases.push(ignored);
+        let mut not_ours = case(
+            "failed test is ignored when not made by controller",
+            Some(tested_failed.clone()),
+            vec![snap(&tested_failed)],
+            "Untested",
+        );
+        not_ours.test = Some(Test {
+            enable: true,
+            ..Default::default()
+        });
+        cases.push(not_ours);
+        let failed = release(2, status::FAILED, Some(("foo", "bar")));
+        let mut failed_release = case(
+            "failed release",
+            Some(failed.clone()),
+            vec![snap(&failed), snap(&release(1, status::SUPERSEDED, None))],
+            "Failed",
+        );
+        failed_release.values = serde_json::Map::new();
+        cases.push(failed_release);
+        let uninstalled = release(1, status::UNINSTALLED, Some(("foo", "bar")));
+        let mut un = case(
+            "uninstalled release",
+            Some(uninstalled.clone()),
+            vec![snap(&uninstalled)],
+            "Absent",
+        );
+        un.values = serde_json::Map::new();
+        cases.push(un);
+        let mut un2 = case(
+            "uninstalled release without current",
+            Some(uninstalled.clone()),
+            vec![],
+            "Absent",
+        );
+        un2.values = serde_json::Map::new();
+        cases.push(un2);
+        let mut chart_changed = case(
+            "chart changed",
+            Some(deployed.clone()),
+            vec![snap(&deployed)],
+            "OutOfSync",
+        );
+        chart_changed.chart_version = "0.2.0";
+        cases.push(chart_changed);
+        let mut values_changed = case(
+            "values changed",
+            Some(deployed.clone()),
+            vec![snap(&deployed)],
+            "OutOfSync",
+        );
+        values_changed.values = serde_json::Map::new();
+        cases.push(values_changed);
+        let mut post = case(
+            "postRenderers changed",
+            Some(deployed.clone()),
+            vec![snap(&deployed)],
+            "OutOfSync",
+        );
+        post.render_changed = true;
+        cases.push(post);
+
+        for c in cases {
+            let spec = HelmReleaseSpec {
+                test: c.test.clone(),
+                ..Default::default()
+            };
+            let st = HelmReleaseStatus {
+                history: c.history.clone(),
+                last_attempted_release_action: c.last_action.map(str::to_string),
+                ..Default::default()
+            };
+            let digest = super::super::values::digest(&c.values);
+            let desired = Desired {
+                chart_name: "hello",
+                chart_version: c.chart_version,
+                config_digest: &digest,
+                render_changed: c.render_changed,
+            };
+            let got = determine(c.last.as_ref(), &st, &spec, &desired);
+            assert_eq!(kind(&got), c.want, "{}: {got:?}", c.name);
+        }
+    }
+
+    /// helm-controller's `TestAtomicRelease_actionForState` cases (drift cases excepted).
+    #[test]
+    fn action_for_state_as_helm_controller() {
+        use tidegate_api::helmrelease::{ActionStrategy, Install, Remediation as R, Upgrade};
+        let retry = |name: &str| ActionStrategy {
+            name: name.into(),
+            retry_interval: None,
+        };
+        struct C {
+            name: &'static str,
+            state: State,
+            spec: HelmReleaseSpec,
+            status: HelmReleaseStatus,
+            forced: bool,
+            previous: bool,
+            want: Next,
+        }
+        let c = |name, state, want| C {
+            name,
+            state,
+            spec: HelmReleaseSpec::default(),
+            status: HelmReleaseStatus::default(),
+            forced: false,
+            previous: false,
+            want,
+        };
+        let st = |action: &str, install: i64, upgrade: i64| HelmReleaseStatus {
+            last_attempted_release_action: (!action.is_empty()).then(|| action.to_string()),
+            install_failures: install,
+            upgrade_failures: upgrade,
+            ..Default::default()
+        };
+        let exceeded = |m: &str| Next::ExceededMaxRetries(m.into());
+        let cases = vec![
+            c(
+                "in-sync release does not trigger any action",
+                State::InSync,
+                Next::Nothing,
+            ),
+            C {
+                forced: true,
+                ..c(
+                    "in-sync release with force annotation triggers upgrade action",
+                    State::InSync,
+                    Next::Upgrade,
+                )
+            },
+            c(
+                "locked release triggers unlock action",
+                State::Locked(String::new()),
+                Next::Unlock,
+            ),
+            c(
+                "absent release triggers install action",
+                State::Absent(String::new()),
+                Next::Install,
+            ),
+            C {
+                forced: true,
+                status: st("", 1, 0),
+                ..c(
+                    "absent release without remaining retries and force annotation triggers install",
+                    State::Absent(String::new()),
+                    Next::Install,
+                )
+            },
+            C {
+                status: st("", 1, 0),
+                ..c(
+                    "absent release without remaining retries returns error",
+                    State::Absent(String::new()),
+                    exceeded("cannot install release"),
+                )
+            },
+            c(
+                "unmanaged release triggers upgrade",
+                State::Unmanaged(String::new()),
+                Next::Upgrade,
+            ),
+            c(
+                "out-of-sync release triggers upgrade",
+                State::OutOfSync(String::new()),
+                Next::Upgrade,
+            ),
+            C {
+                forced: true,
+                status: st("", 0, 1),
+                ..c(
+                    "out-of-sync release with no remaining retries and force annotation triggers upgrade",
+                    State::OutOfSync(String::new()),
+                    Next::Upgrade,
+                )
+            },
+            C {
+                status: st("", 0, 1),
+                ..c(
+                    "out-of-sync release with no remaining retries returns error",
+                    State::OutOfSync(String::new()),
+                    exceeded("cannot upgrade release"),
+                )
+            },
+            c(
+                "untested release triggers test action",
+                State::Untested(String::new()),
+                Next::Test,
+            ),
+            C {
+                status: st("", 1, 0),
+                ..c(
+                    "failed release without active remediation triggers upgrade",
+                    State::Failed(String::new()),
+                    Next::Upgrade,
+                )
+            },
+            C {
+                status: st("upgrade", 0, 0),
+                ..c(
+                    "failed release without failure count triggers upgrade",
+                    State::Failed(String::new()),
+                    Next::Upgrade,
+                )
+            },
+            C {
+                forced: true,
+                status: st("upgrade", 0, 1),
+                ..c(
+                    "failed release with exhausted retries and force annotation triggers upgrade",
+                    State::Failed(String::new()),
+                    Next::Upgrade,
+                )
+            },
+            C {
+                status: st("upgrade", 0, 1),
+                ..c(
+                    "failed release with exhausted retries returns error",
+                    State::Failed(String::new()),
+                    exceeded("Failed to upgrade after 1 attempt(s)"),
+                )
+            },
+            C {
+                spec: HelmReleaseSpec {
+                    install: Some(Install {
+                        remediation: Some(R {
+                            retries: Some(3),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                status: st("install", 2, 0),
+                ..c(
+                    "failed release with active install remediation triggers uninstall",
+                    State::Failed(String::new()),
+                    Next::UninstallRemediation,
+                )
+            },
+            C {
+                spec: HelmReleaseSpec {
+                    install: Some(Install {
+                        strategy: Some(retry("RetryOnFailure")),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                status: st("install", 2, 0),
+                ..c(
+                    "failed release with active install retry triggers upgrade",
+                    State::Failed(String::new()),
+                    Next::Upgrade,
+                )
+            },
+            C {
+                spec: HelmReleaseSpec {
+                    upgrade: Some(Upgrade {
+                        remediation: Some(R {
+                            retries: Some(2),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                status: st("upgrade", 0, 1),
+                previous: true,
+                ..c(
+                    "failed release with active upgrade remediation triggers rollback",
+                    State::Failed(String::new()),
+                    Next::Rollback,
+                )
+            },
+            C {
+                spec: HelmReleaseSpec {
+                    upgrade: Some(Upgrade {
+                        strategy: Some(retry("RetryOnFailure")),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                status: st("upgrade", 0, 1),
+                previous: true,
+                ..c(
+                    "failed release with active upgrade retry triggers upgrade",
+                    State::Failed(String::new()),
+                    Next::Upgrade,
+                )
+            },
+            C {
+                spec: HelmReleaseSpec {
+                    upgrade: Some(Upgrade {
+                        remediation: Some(R {
+                            retries: Some(2),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                status: st("upgrade", 0, 1),
+                previous: false,
+                ..c(
+                    "failed release with active upgrade remediation and no previous release triggers error",
+                    State::Failed(String::new()),
+                    Next::MissingRollbackTarget,
+                )
+            },
+        ];
+        for k in cases {
+            let got = next(&k.state, &k.spec, &k.status, k.forced, k.previous);
+            assert_eq!(got, k.want, "{}", k.name);
         }
     }
 }
