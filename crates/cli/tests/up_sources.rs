@@ -3,7 +3,9 @@
 //! those repositories write them) with URLs pointing at a loopback registry (Debian's
 //! `docker-registry`, charts pushed by the real helm) and a loopback chart server (index by
 //! `helm repo index`), a registry behind basic auth whose Secret `tidegate create secret oci
-//! --export` made, and a Kustomization from an OCIRepository that follows new tags.
+//! --export` made, a Kustomization from an OCIRepository that follows new tags, and the
+//! monitoring example's HelmReleases (one from the OCIRepository by `chartRef`, one from a
+//! HelmRepository by its chart template).
 
 #[path = "../../controllers/tests/chart_support/mod.rs"]
 mod chart_support;
@@ -169,14 +171,14 @@ fn up_gets_oci_and_helm_sources_ready_and_follows_oci_tags() {
     repo.write(
         "infrastructure/controllers/kube-prometheus-stack.yaml",
         &format!(
-            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: monitoring\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: kube-prometheus-stack\n  namespace: monitoring\nspec:\n  interval: 24h\n  url: {}\n  layerSelector:\n    mediaType: \"application/vnd.cncf.helm.chart.content.v1.tar+gzip\"\n    operation: copy\n  ref:\n    semver: \">=66.0.0\"\n",
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: monitoring\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: kube-prometheus-stack\n  namespace: monitoring\nspec:\n  interval: 24h\n  url: {}\n  layerSelector:\n    mediaType: \"application/vnd.cncf.helm.chart.content.v1.tar+gzip\"\n    operation: copy\n  ref:\n    semver: \">=66.0.0\"\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: kube-prometheus-stack\n  namespace: monitoring\nspec:\n  interval: 1h\n  chartRef:\n    kind: OCIRepository\n    name: kube-prometheus-stack\n  install:\n    crds: Create\n  upgrade:\n    crds: CreateReplace\n  driftDetection:\n    mode: disabled\n  values:\n    enabled: true\n",
             reg.url("prometheus-community/charts/kube-prometheus-stack")
         ),
     );
     repo.write(
         "infrastructure/controllers/loki-stack.yaml",
         &format!(
-            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: grafana-charts\n  namespace: monitoring\nspec:\n  interval: 2h\n  url: {charts_url}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata:\n  name: monitoring-loki-stack\n  namespace: monitoring\nspec:\n  interval: 1h\n  chart: loki-stack\n  version: \"2.x\"\n  sourceRef:\n    kind: HelmRepository\n    name: grafana-charts\n"
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: grafana-charts\n  namespace: monitoring\nspec:\n  interval: 2h\n  url: {charts_url}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: loki-stack\n  namespace: monitoring\nspec:\n  interval: 1h\n  chart:\n    spec:\n      version: \"2.x\"\n      chart: loki-stack\n      sourceRef:\n        kind: HelmRepository\n        name: grafana-charts\n      interval: 1h\n  values:\n    grafana:\n      enabled: false\n"
         ),
     );
     repo.write(
@@ -226,7 +228,66 @@ fn up_gets_oci_and_helm_sources_ready_and_follows_oci_tags() {
         http_get(artifact["url"].as_str().unwrap()),
         std::fs::read(packages.join("kube-prometheus-stack-66.3.0.tgz")).unwrap()
     );
+    // The HelmReleases as the monitoring example writes them: kube-prometheus-stack from the
+    // OCIRepository (`chartRef`; the chart version carries the digest, as Flux's), loki-stack
+    // from a HelmChart its template made.
+    wait_until("both HelmReleases to be ready", || {
+        let list = json(&kc, &["get", "helmreleases", "-A"]);
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        items.len() == 2 && items.iter().all(is_ready)
+    });
+    let kps_hr = get(&kc, "helmrelease/kube-prometheus-stack", "monitoring");
+    let digest = artifact["revision"]
+        .as_str()
+        .unwrap()
+        .split('@')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        kps_hr["status"]["lastAttemptedRevisionDigest"],
+        digest.as_str()
+    );
+    let hex = digest.trim_start_matches("sha256:");
+    assert_eq!(
+        kps_hr["status"]["history"][0]["chartVersion"],
+        format!("66.3.0+{}", &hex[..12])
+    );
+    assert_eq!(kps_hr["status"]["history"][0]["ociDigest"], digest.as_str());
+    let out = run(Command::new(helm())
+        .args(["list", "-n", "monitoring", "-o", "json", "--kubeconfig"])
+        .arg(&kc));
+    let releases: Value = serde_json::from_str(&out).unwrap();
+    let mut charts: Vec<String> = releases
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["name"].as_str().unwrap(),
+                r["chart"].as_str().unwrap()
+            )
+        })
+        .collect();
+    charts.sort();
+    assert_eq!(
+        charts,
+        [
+            format!(
+                "kube-prometheus-stack kube-prometheus-stack-66.3.0+{}",
+                &hex[..12]
+            ),
+            "loki-stack loki-stack-2.10.2".to_string(),
+        ]
+    );
+    get(&kc, "configmap/kube-prometheus-stack", "monitoring");
+    get(&kc, "configmap/loki-stack", "monitoring");
     let loki = get(&kc, "helmchart/monitoring-loki-stack", "monitoring");
+    assert_eq!(
+        loki["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"],
+        "loki-stack"
+    );
     assert_eq!(
         ready(&loki).unwrap().1,
         "pulled 'loki-stack' chart with version '2.10.2'"
