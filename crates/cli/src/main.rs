@@ -82,6 +82,9 @@ enum Command {
     Tree(flux::tree::What),
     /// Count reconcilers per kind: running, failing, suspended, storage.
     Stats(flux::stats::Args),
+    /// Show a HelmRelease's status or the values it is released with.
+    #[command(subcommand)]
+    Debug(flux::debug::What),
     /// Show the Events of toolkit objects.
     Events(flux::events::Args),
     /// Trace an object to the Kustomization and source that manage it.
@@ -187,6 +190,7 @@ fn run() -> anyhow::Result<()> {
                 | Command::Delete(_)
                 | Command::Tree(_)
                 | Command::Stats(_)
+                | Command::Debug(_)
                 | Command::Events(_)
                 | Command::Trace(_)
                 | Command::Diff(_)
@@ -242,6 +246,7 @@ fn run() -> anyhow::Result<()> {
             Command::Delete(w) => flux::delete::run(w).await,
             Command::Tree(w) => flux::tree::run(w).await,
             Command::Stats(a) => flux::stats::run(a).await,
+            Command::Debug(w) => flux::debug::run(w).await,
             Command::Events(a) => flux::events::run(a).await,
             Command::Trace(a) => flux::trace::run(a).await,
             Command::Check(a) => flux::check::run(a).await,

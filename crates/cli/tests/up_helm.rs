@@ -248,6 +248,39 @@ fn up_reconciles_a_kustomize_helm_fleet_with_its_helmreleases() {
         "{table}"
     );
 
+    // debug helmrelease: the values podinfo is released with (staging's patch merged), its status.
+    let (code, values, stderr) = tidegate(
+        &kc,
+        &[
+            "debug",
+            "helmrelease",
+            "podinfo",
+            "-n",
+            "podinfo",
+            "--show-values",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        values,
+        "ingress:\n  className: nginx\n  enabled: true\n  host: podinfo.staging\nui:\n  message: staging\n"
+    );
+    let (code, status, stderr) = tidegate(
+        &kc,
+        &["debug", "hr", "podinfo", "-n", "podinfo", "--show-status"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        status.contains("lastAttemptedRevision: 6.7.1\n"),
+        "{status}"
+    );
+    let (code, _, stderr) = tidegate(&kc, &["debug", "hr", "podinfo", "-n", "podinfo"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("either --show-status or --show-values must be set"),
+        "{stderr}"
+    );
+
     // A values change in Git upgrades podinfo.
     repo.write(
         "apps/staging/podinfo-values.yaml",

@@ -7,6 +7,7 @@ pub mod build;
 pub mod check;
 pub mod create;
 pub mod create_helmrelease;
+pub mod debug;
 pub mod delete;
 pub mod diff;
 pub mod events;

@@ -15,7 +15,7 @@ mod render;
 mod source;
 mod state;
 mod storage;
-mod values;
+pub mod values;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
