@@ -268,13 +268,29 @@ pub struct DriftDetection {
     pub mode: Option<String>,
     /// Paths ignored, optionally per target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ignore: Vec<serde_json::Value>,
+    pub ignore: Vec<IgnoreRule>,
+}
+
+/// `spec.driftDetection.ignore[]`: JSON pointers left out of drift detection.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoreRule {
+    /// JSON pointers (RFC 6901); `""` ignores the whole object.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// The objects the rule applies to (all of the release's without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::kustomization::Selector>,
 }
 
 impl DriftDetection {
     /// The mode, default `disabled`.
     pub fn mode(&self) -> &str {
         self.mode.as_deref().unwrap_or("disabled")
+    }
+
+    /// Flux's `MustDetectChanges`: mode `enabled` or `warn`.
+    pub fn must_detect_changes(&self) -> bool {
+        matches!(self.mode(), "enabled" | "warn")
     }
 }
 

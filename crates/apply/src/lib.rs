@@ -11,6 +11,7 @@ pub mod changeset;
 pub mod error;
 pub mod health;
 pub mod inventory;
+pub mod jsondiff;
 pub mod live;
 mod manager;
 pub mod normalize;

@@ -81,7 +81,7 @@ pub fn default_namespace(obj: &mut Value, namespace: &str) {
 
 /// Helm's ownership metadata: `app.kubernetes.io/managed-by: Helm` and the
 /// `meta.helm.sh/release-{name,namespace}` annotations.
-fn set_ownership(obj: &mut Value, name: &str, namespace: &str) {
+pub(super) fn set_ownership(obj: &mut Value, name: &str, namespace: &str) {
     let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
     };

@@ -9,6 +9,7 @@ use kube::ResourceExt;
 use kube::api::PropagationPolicy;
 use tidegate_api::HelmRelease;
 use tidegate_api::conditions::{self, READY, RECONCILING, STALLED};
+use tidegate_apply::jsondiff::{self, Diff};
 use tidegate_helm::storage::Release;
 
 use super::action::{Actor, Settings};
@@ -21,6 +22,8 @@ use crate::events::EventType;
 pub const RELEASED: &str = "Released";
 pub const TEST_SUCCESS: &str = "TestSuccess";
 pub const REMEDIATED: &str = "Remediated";
+pub const DRIFTED: &str = "Drifted";
+const DRIFT_DETECTED: &str = "DriftDetected";
 const PROGRESSING: &str = "Progressing";
 
 /// Everything one reconcile's release work needs.
@@ -265,8 +268,16 @@ impl Run<'_> {
                 config_digest: &self.config_digest,
                 render_changed: self.render_changed,
             };
-            let st = state::determine(newest.as_ref(), &w.st, &self.hr.spec, &desired);
-            let history = if matches!(st, State::InSync) && !self.forced {
+            let mut st = state::determine(newest.as_ref(), &w.st, &self.hr.spec, &desired);
+            let mut drift = None;
+            if matches!(st, State::InSync)
+                && let Some(r) = newest.as_ref()
+                && let Some(set) = self.detect_drift(r).await?
+            {
+                st = State::Drifted;
+                drift = Some(set);
+            }
+            let history = if matches!(st, State::InSync | State::Drifted) && !self.forced {
                 Vec::new()
             } else {
                 self.storage.history(&self.release_name).await?
@@ -275,6 +286,16 @@ impl Run<'_> {
             let previous_in_storage = previous_deployed(&history).is_some();
             let next = state::next(&st, &self.hr.spec, &w.st, self.forced, previous_in_storage);
             tracing::debug!(release = %self.full_name(), ?st, ?next, "release state");
+            if let Some(set) = &drift {
+                self.drift_detected(w, set).await;
+            } else if matches!(st, State::InSync) && !self.forced && self.detects_drift() {
+                w.set(
+                    DRIFTED,
+                    "False",
+                    "NoDriftDetected",
+                    "No drift detected against the cluster state",
+                );
+            }
             if matches!(st, State::InSync) && next == Next::Nothing {
                 // History down to the release in sync.
                 if let Some(l) = last
@@ -307,6 +328,7 @@ impl Run<'_> {
                 Next::Test => "test",
                 Next::Rollback => "rollback",
                 Next::UninstallRemediation => "uninstall",
+                Next::CorrectDrift => "correct cluster drift",
             };
             if !ran.insert(name) {
                 let r = Remediation::active(&self.hr.spec, &w.st);
@@ -387,9 +409,104 @@ impl Run<'_> {
                     }
                     return Ok(self.after_remediation(w));
                 }
+                Next::CorrectDrift => {
+                    if let Some(set) = drift.take() {
+                        self.correct_drift(w, &set).await;
+                    }
+                }
                 Next::Nothing | Next::ExceededMaxRetries(_) | Next::MissingRollbackTarget => {}
             }
             w.flush().await?;
+        }
+    }
+
+    fn detects_drift(&self) -> bool {
+        self.hr
+            .spec
+            .drift_detection
+            .as_ref()
+            .is_some_and(|d| d.must_detect_changes())
+    }
+
+    /// With drift detection on, compares the release's objects with the cluster: the diffs
+    /// when something drifted. Objects that could not be compared are logged when others
+    /// drifted, and fail the reconcile when nothing else did.
+    async fn detect_drift(&self, r: &Release) -> Result<Option<Vec<Diff>>, String> {
+        let Some(dd) = self
+            .hr
+            .spec
+            .drift_detection
+            .as_ref()
+            .filter(|d| d.must_detect_changes())
+        else {
+            return Ok(None);
+        };
+        let set = super::drift::diff(&self.manager, r, &dd.ignore).await?;
+        let changes = jsondiff::has_changes(&set.diffs);
+        if !set.errors.is_empty() {
+            let errors = set.errors.join("\n");
+            if !changes {
+                return Err(format!("unable to determine cluster state: {errors}"));
+            }
+            tracing::error!(
+                release = %self.full_name(),
+                error = %errors,
+                "diff of release against cluster state completed with error"
+            );
+        }
+        Ok(changes.then_some(set.diffs))
+    }
+
+    /// Reports drift: the log, a `DriftDetected` warning and the `Drifted` condition.
+    async fn drift_detected(&self, w: &mut StatusWriter<'_>, set: &[Diff]) {
+        let release = self.latest_release_name(w);
+        super::drift::log(&release, set);
+        let message = format!(
+            "Cluster state of release {release} has drifted from the desired state:\n{}",
+            jsondiff::summarize(set)
+        );
+        self.ctx
+            .recorder
+            .publish(self.hr, EventType::Warning, DRIFT_DETECTED, &message, &[])
+            .await;
+        w.set(DRIFTED, "True", DRIFT_DETECTED, &message);
+    }
+
+    fn latest_release_name(&self, w: &StatusWriter<'_>) -> String {
+        w.st.history
+            .first()
+            .map(|s| s.full_release_name())
+            .unwrap_or_else(|| self.full_name())
+    }
+
+    /// helm-controller's `CorrectClusterDrift`: creates and patches, then an event saying
+    /// what was corrected or what failed.
+    async fn correct_drift(&self, w: &mut StatusWriter<'_>, set: &[Diff]) {
+        w.set(READY, "Unknown", PROGRESSING, "correcting cluster drift");
+        let c = super::drift::correct(&self.manager, set).await;
+        let release = self.latest_release_name(w);
+        let changes = c.changes.join("\n");
+        if !c.errors.is_empty() {
+            let mut message = format!(
+                "Failed to {}correct cluster state of release {release}:\n{}",
+                if c.changes.is_empty() {
+                    ""
+                } else {
+                    "partially "
+                },
+                c.errors.join("\n")
+            );
+            if !c.changes.is_empty() {
+                message.push_str("\n\nSuccessful corrections:\n");
+                message.push_str(&changes);
+            }
+            self.event(EventType::Warning, "DriftCorrectionFailed", &message)
+                .await;
+        } else if !c.changes.is_empty() {
+            let message =
+                format!("Cluster state of release {release} has been corrected:\n{changes}");
+            self.event(EventType::Normal, "DriftCorrected", &message)
+                .await;
         }
     }
 

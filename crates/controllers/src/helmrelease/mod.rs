@@ -9,6 +9,7 @@
 mod action;
 mod atomic;
 mod chart_template;
+mod drift;
 mod hooks;
 mod reconcile;
 mod render;

@@ -25,6 +25,9 @@ pub enum State {
     Failed(String),
     /// The release is as desired.
     InSync,
+    /// The release is as desired but the cluster's objects drifted from its manifest (found
+    /// by drift detection, after `determine` said in sync).
+    Drifted,
 }
 
 /// What the desired release is.
@@ -182,6 +185,8 @@ pub enum Next {
     ExceededMaxRetries(String),
     /// A rollback is due but no earlier release is left in storage.
     MissingRollbackTarget,
+    /// Drift detection is `enabled` and found drift: correct it.
+    CorrectDrift,
 }
 
 /// The install or upgrade remediation settings in force.
@@ -272,6 +277,17 @@ pub fn next(
         State::InSync => {
             if forced {
                 Next::Upgrade
+            } else {
+                Next::Nothing
+            }
+        }
+        State::Drifted => {
+            let enabled = spec
+                .drift_detection
+                .as_ref()
+                .is_some_and(|d| d.mode() == "enabled");
+            if enabled {
+                Next::CorrectDrift
             } else {
                 Next::Nothing
             }
@@ -426,6 +442,7 @@ mod tests {
             State::Untested(_) => "Untested",
             State::Failed(_) => "Failed",
             State::InSync => "InSync",
+            State::Drifted => "Drifted",
         }
     }
 
@@ -660,7 +677,7 @@ mod tests {
         }
     }
 
-    /// helm-controller's `TestAtomicRelease_actionForState` cases (drift cases excepted).
+    /// helm-controller's `TestAtomicRelease_actionForState` cases.
     #[test]
     fn action_for_state_as_helm_controller() {
         use tidegate_api::helmrelease::{ActionStrategy, Install, Remediation as R, Upgrade};
@@ -705,6 +722,34 @@ mod tests {
                     "in-sync release with force annotation triggers upgrade action",
                     State::InSync,
                     Next::Upgrade,
+                )
+            },
+            C {
+                spec: HelmReleaseSpec {
+                    drift_detection: Some(tidegate_api::helmrelease::DriftDetection {
+                        mode: Some("enabled".into()),
+                        ignore: vec![],
+                    }),
+                    ..Default::default()
+                },
+                ..c(
+                    "drifted release triggers correction if enabled",
+                    State::Drifted,
+                    Next::CorrectDrift,
+                )
+            },
+            C {
+                spec: HelmReleaseSpec {
+                    drift_detection: Some(tidegate_api::helmrelease::DriftDetection {
+                        mode: Some("warn".into()),
+                        ignore: vec![],
+                    }),
+                    ..Default::default()
+                },
+                ..c(
+                    "drifted release only triggers event if mode is warn",
+                    State::Drifted,
+                    Next::Nothing,
                 )
             },
             c(
