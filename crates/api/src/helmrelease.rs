@@ -112,7 +112,7 @@ pub struct HelmReleaseSpec {
     pub wait_strategy: Option<serde_json::Value>,
     /// Custom health checks (CEL).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub health_check_exprs: Vec<serde_json::Value>,
+    pub health_check_exprs: Vec<crate::kustomization::CustomHealthCheck>,
 }
 
 /// `spec.chart`: the HelmChart template.

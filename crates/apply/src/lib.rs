@@ -7,7 +7,9 @@
 //! It speaks to clusters only through kube-rs, so it behaves the same against the embedded
 //! API server and any Kubernetes.
 
+pub mod cel;
 pub mod changeset;
+pub mod custom_health;
 pub mod error;
 pub mod health;
 pub mod inventory;

@@ -418,6 +418,7 @@ impl ResourceManager {
                         fail_fast: false,
                         ttl_jobs: HashSet::new(),
                         min_versions: HashMap::new(),
+                        custom: None,
                     },
                 )
                 .await?;

@@ -82,15 +82,9 @@ impl StatusIndex {
             .clone()
     }
 
-    /// The status of `r` (of resource `target`): `None` until the resource's first list is
-    /// in; `NotFound` for an object that is not there; `Unknown` while the index has not yet
-    /// seen the object at resourceVersion `min` or later (a write the caller just made).
-    pub(crate) fn status(
-        &self,
-        target: &Target,
-        r: &ObjectRef,
-        min: Option<u64>,
-    ) -> Option<Status> {
+    /// What the index holds for `r` (of resource `target`): `None` until the resource's
+    /// first list is in, `Some(None)` when the object is not there.
+    fn seen(&self, target: &Target, r: &ObjectRef) -> Option<Option<Seen>> {
         let namespace = if target.namespaced {
             r.namespace.as_str()
         } else {
@@ -102,16 +96,35 @@ impl StatusIndex {
             return None;
         }
         Some(
-            match resource
+            resource
                 .statuses
                 .get(&(namespace.to_string(), r.name.clone()))
-            {
-                None if min.is_some() => Status::Unknown,
-                None => Status::NotFound,
-                Some((_, Some(seen))) if min.is_some_and(|m| *seen < m) => Status::Unknown,
-                Some((s, _)) => *s,
-            },
+                .copied(),
         )
+    }
+
+    /// The status of `r` (of resource `target`): `None` until the resource's first list is
+    /// in; `NotFound` for an object that is not there; `Unknown` while the index has not yet
+    /// seen the object at resourceVersion `min` or later (a write the caller just made).
+    pub(crate) fn status(
+        &self,
+        target: &Target,
+        r: &ObjectRef,
+        min: Option<u64>,
+    ) -> Option<Status> {
+        Some(match self.seen(target, r)? {
+            None if min.is_some() => Status::Unknown,
+            None => Status::NotFound,
+            Some((_, Some(seen))) if min.is_some_and(|m| seen < m) => Status::Unknown,
+            Some((s, _)) => s,
+        })
+    }
+
+    /// Where `r` stands: `None` until the resource's first list is in, `Some(None)` when the
+    /// object is not there, `Some(Some(rv))` when it is, at resourceVersion `rv` (0 when not
+    /// numeric).
+    pub(crate) fn version(&self, target: &Target, r: &ObjectRef) -> Option<Option<u64>> {
+        Some(self.seen(target, r)?.map(|(_, rv)| rv.unwrap_or(0)))
     }
 
     /// Makes the index watch `target` (once).

@@ -2,8 +2,9 @@
 //! event; done when everything is `Current`, early when something `Failed` (fail fast), or an
 //! error in Flux's words when the timeout passes.
 
+use crate::custom_health::CustomHealth;
 use crate::error::Error;
-use crate::health::{self, Status};
+use crate::health::Status;
 use crate::manager::ResourceManager;
 use crate::resolve::Target;
 use crate::sort::apply_order;
@@ -12,6 +13,7 @@ use futures::StreamExt;
 use kube::runtime::watcher;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 use tidegate_core::ObjectRef;
 use tokio::sync::mpsc;
@@ -28,6 +30,8 @@ pub struct WaitOptions {
     /// The resourceVersions the caller's own writes produced: an object's health counts only
     /// from that version on (shared watches may not have seen the write yet).
     pub min_versions: HashMap<ObjectRef, String>,
+    /// Custom health checks (`healthCheckExprs`) for the kinds they cover.
+    pub custom: Option<Arc<CustomHealth>>,
 }
 
 impl Default for WaitOptions {
@@ -37,6 +41,7 @@ impl Default for WaitOptions {
             fail_fast: true,
             ttl_jobs: HashSet::new(),
             min_versions: HashMap::new(),
+            custom: None,
         }
     }
 }
@@ -89,7 +94,7 @@ impl ResourceManager {
         }
         // One list per group first: when everything is already healthy (the common case of
         // a reconcile that changed nothing) the wait ends without opening a watch.
-        if self.probe(&groups, &mut statuses).await
+        if self.probe(&groups, &mut statuses, options).await
             && let Some(Ok(())) = evaluate(&order, &statuses, options)
         {
             return Ok(());
@@ -114,6 +119,7 @@ impl ResourceManager {
                 .map(|r| (r.name.clone(), r.clone()))
                 .collect();
             let tx = tx.clone();
+            let custom = options.custom.clone();
             tasks.push(tokio::spawn(async move {
                 let mut stream = watcher::watcher(api, config).boxed();
                 let mut seen = HashSet::new();
@@ -125,7 +131,10 @@ impl ResourceManager {
                                 Update::Gone(r.clone())
                             } else {
                                 let v = serde_json::to_value(obj).unwrap_or(Value::Null);
-                                Update::Seen(r.clone(), health::compute(&v).status)
+                                Update::Seen(
+                                    r.clone(),
+                                    CustomHealth::status_of(custom.as_deref(), &v),
+                                )
                             };
                             let _ = tx.send(update);
                             Some(r.clone())
@@ -222,6 +231,8 @@ impl ResourceManager {
             targets.push((r.clone(), target));
         }
         let notifiers: Vec<_> = namespaces.iter().map(|ns| index.notifier(ns)).collect();
+        let custom = options.custom.as_deref();
+        let mut custom_seen: HashMap<ObjectRef, (u64, Status)> = HashMap::new();
         let deadline = tokio::time::sleep(options.timeout);
         tokio::pin!(deadline);
         loop {
@@ -230,22 +241,22 @@ impl ResourceManager {
             for c in &mut changed {
                 c.as_mut().enable();
             }
-            let statuses: HashMap<ObjectRef, Status> = targets
-                .iter()
-                .map(|(r, t)| {
-                    let s = match t {
-                        Some(t) => {
-                            let min = options
-                                .min_versions
-                                .get(r)
-                                .and_then(|v| v.parse::<u64>().ok());
-                            index.status(t, r, min).unwrap_or(Status::Unknown)
-                        }
-                        None => Status::NotFound,
-                    };
-                    (r.clone(), s)
-                })
-                .collect();
+            let mut statuses: HashMap<ObjectRef, Status> = HashMap::with_capacity(targets.len());
+            for (r, t) in &targets {
+                let min = options
+                    .min_versions
+                    .get(r)
+                    .and_then(|v| v.parse::<u64>().ok());
+                let s = match t {
+                    Some(t) if custom.is_some_and(|c| c.supports(&r.group, &r.kind)) => {
+                        self.custom_status(index, t, r, min, custom, &mut custom_seen)
+                            .await
+                    }
+                    Some(t) => index.status(t, r, min).unwrap_or(Status::Unknown),
+                    None => Status::NotFound,
+                };
+                statuses.insert(r.clone(), s);
+            }
             if let Some(result) = evaluate(&order, &statuses, options) {
                 return result;
             }
@@ -267,12 +278,58 @@ impl ResourceManager {
         }
     }
 
+    /// The status of an object with a custom health check: the index says whether it is
+    /// there and at which resourceVersion; the object is read (and its expressions
+    /// evaluated) once per resourceVersion.
+    async fn custom_status(
+        &self,
+        index: &StatusIndex,
+        target: &Target,
+        r: &ObjectRef,
+        min: Option<u64>,
+        custom: Option<&CustomHealth>,
+        seen: &mut HashMap<ObjectRef, (u64, Status)>,
+    ) -> Status {
+        let rv = match index.version(target, r) {
+            None => return Status::Unknown,
+            Some(None) if min.is_some() => return Status::Unknown,
+            Some(None) => return Status::NotFound,
+            Some(Some(rv)) => rv,
+        };
+        if min.is_some_and(|m| rv < m) {
+            return Status::Unknown;
+        }
+        if let Some((v, s)) = seen.get(r)
+            && *v == rv
+        {
+            return *s;
+        }
+        let status = match target
+            .api(&self.client, &r.namespace)
+            .get_opt(&r.name)
+            .await
+        {
+            Ok(Some(o)) => {
+                let v = serde_json::to_value(&o).unwrap_or(Value::Null);
+                CustomHealth::status_of(custom, &v)
+            }
+            Ok(None) => Status::NotFound,
+            Err(e) => {
+                tracing::debug!(error = %e, object = %r, "custom health check read failed");
+                return Status::Unknown;
+            }
+        };
+        seen.insert(r.clone(), (rv, status));
+        status
+    }
+
     /// Lists each group once and records the statuses seen (absent objects as `NotFound`).
     /// False when a list failed (the watches will tell).
     async fn probe(
         &self,
         groups: &HashMap<(Target, String), Vec<ObjectRef>>,
         statuses: &mut HashMap<ObjectRef, Status>,
+        options: &WaitOptions,
     ) -> bool {
         let lists = groups
             .iter()
@@ -300,7 +357,7 @@ impl ResourceManager {
                 let status = match by_name.get(r.name.as_str()) {
                     Some(o) => {
                         let v = serde_json::to_value(o).unwrap_or(Value::Null);
-                        health::compute(&v).status
+                        CustomHealth::status_of(options.custom.as_deref(), &v)
                     }
                     None => Status::NotFound,
                 };

@@ -63,3 +63,59 @@ pub(crate) fn watch_config(selector: &Option<String>) -> kube::runtime::watcher:
         _ => config,
     }
 }
+
+/// Flux's prefix of a configuration error no retry can fix.
+pub const TERMINAL_ERROR_MESSAGE: &str =
+    "Reconciliation failed terminally due to configuration error";
+
+/// The reason of an invalid `healthCheckExprs` or `readyExpr`.
+pub const INVALID_CEL_EXPRESSION: &str = "InvalidCELExpression";
+
+/// Compiles `healthCheckExprs` (of a Kustomization or a HelmRelease); `None` without any.
+pub fn custom_health(
+    checks: &[tidegate_api::kustomization::CustomHealthCheck],
+) -> Result<Option<std::sync::Arc<tidegate_apply::custom_health::CustomHealth>>, String> {
+    if checks.is_empty() {
+        return Ok(None);
+    }
+    let exprs: Vec<tidegate_apply::custom_health::HealthCheckExpr> = checks
+        .iter()
+        .map(|c| tidegate_apply::custom_health::HealthCheckExpr {
+            api_version: c.api_version.clone(),
+            kind: c.kind.clone().unwrap_or_default(),
+            current: c.current.clone(),
+            failed: c.failed.clone().unwrap_or_default(),
+            in_progress: c.in_progress.clone().unwrap_or_default(),
+        })
+        .collect();
+    tidegate_apply::custom_health::CustomHealth::new(&exprs).map(|c| Some(std::sync::Arc::new(c)))
+}
+
+/// Why a `readyExpr` did not say ready.
+#[derive(Debug)]
+pub enum ReadyExprError {
+    /// The expression does not parse: a configuration error.
+    Invalid(String),
+    /// It failed to evaluate (or was not a boolean): the dependency is not ready yet.
+    Failed(String),
+}
+
+/// Flux's `evalReadyExpr` of `dependsOn[].readyExpr`: the dependent object as `self`, the
+/// dependency as `dep`.
+pub fn eval_ready_expr<S: serde::Serialize, D: serde::Serialize>(
+    expr: &str,
+    this: &S,
+    dep: &D,
+    dep_name: &str,
+) -> Result<bool, ReadyExprError> {
+    let e = tidegate_apply::cel::Expression::parse(expr).map_err(|e| {
+        ReadyExprError::Invalid(format!("failed to evaluate dependency {dep_name}: {e}"))
+    })?;
+    let mut vars = serde_json::Map::new();
+    let to_value = |v: serde_json::Result<serde_json::Value>| {
+        v.map_err(|e| ReadyExprError::Failed(format!("failed to convert object to map: {e}")))
+    };
+    vars.insert("self".into(), to_value(serde_json::to_value(this))?);
+    vars.insert("dep".into(), to_value(serde_json::to_value(dep))?);
+    e.evaluate_bool(&vars).map_err(ReadyExprError::Failed)
+}

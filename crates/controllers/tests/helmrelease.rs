@@ -841,3 +841,65 @@ async fn drift_made_with_kubectl_is_corrected_or_reported() {
             .any(|(r, _)| r == "DriftCorrected")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_check_exprs_decide_when_a_release_is_healthy() {
+    let (env, _server, _dir) = start_with_repo(&["1.0.0"]).await;
+    let exprs = |current: &str| {
+        format!(
+            "  install:\n    timeout: 4s\n  healthCheckExprs:\n  - apiVersion: apps/v1\n    kind: Deployment\n    current: \"{current}\"\n"
+        )
+    };
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &format!(
+            "{}---\n{}---\n{}",
+            helm_release("cel-bad", &exprs("status.(")),
+            helm_release("cel-never", &exprs("status.readyReplicas > 5")),
+            helm_release(
+                "cel-ok",
+                &exprs("status.readyReplicas == 1 && metadata.name == 'cel-ok'")
+            ),
+        ),
+    );
+    let bad = wait_for(&env, "helmrelease/cel-bad", "stalled", |o| {
+        condition(o, "Stalled").is_some_and(|c| c["status"] == "True")
+    })
+    .await;
+    let ready = condition(&bad, "Ready").unwrap();
+    assert_eq!(ready["reason"], "InvalidCELExpression");
+    assert!(
+        ready["message"].as_str().unwrap().starts_with(
+            "Reconciliation failed terminally due to configuration error: failed to create custom \
+             status evaluator for healthchecks[0]: failed to parse the expression Current: "
+        ),
+        "{ready}"
+    );
+    let never = wait_for(&env, "helmrelease/cel-never", "install failed", |o| {
+        condition(o, "Released").is_some_and(|c| c["reason"] == "InstallFailed")
+    })
+    .await;
+    let failed = condition(&never, "Released").unwrap();
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("Deployment/default/cel-never status: 'InProgress'"),
+        "{failed}"
+    );
+    wait_for(
+        &env,
+        "helmrelease/cel-ok",
+        "installed",
+        released("InstallSucceeded"),
+    )
+    .await;
+    let releases = helm_json(&env, &["list", "-n", "default"]);
+    let names: Vec<&str> = releases
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(!names.contains(&"cel-bad"), "nothing installed: {names:?}");
+}

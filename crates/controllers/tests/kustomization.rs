@@ -835,3 +835,194 @@ async fn waiting_for_health_holds_no_worker() {
     assert!(is(&slow, "Healthy", "Unknown"), "still waiting: {slow:#}");
     assert!(!is(&slow, "Ready", "True"), "{slow:#}");
 }
+
+/// A CRD with a status subresource, whose objects no controller ever reports on.
+const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+";
+
+const WIDGET_HEALTH: &str = "  wait: true
+  timeout: 20s
+  healthCheckExprs:
+  - apiVersion: example.com/v1
+    kind: Widget
+    failed: status.conditions.filter(e, e.type == 'Synced').all(e, e.status == 'False')
+    current: status.conditions.filter(e, e.type == 'Synced').all(e, e.status == 'True')
+";
+
+fn set_synced(env: &Env, status: &str) {
+    env.server.ok(&[
+        "patch",
+        "widget/w",
+        "-n",
+        "default",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &format!(
+            r#"{{"status":{{"conditions":[{{"type":"Synced","status":"{status}","reason":"Test","message":"m"}}]}}}}"#
+        ),
+    ]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_check_exprs_decide_the_health_of_custom_resources() {
+    let env = start().await;
+    env.server.ok_stdin(&["apply", "-f", "-"], WIDGET_CRD);
+    env.server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/widgets.example.com",
+    ]);
+    let repo = Repo::new();
+    repo.write(
+        "deploy/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\nspec:\n  size: 1\n",
+    );
+    let r1 = push(&env, &repo, "widget");
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+
+    // A bad expression stalls the Kustomization before anything is applied.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization(
+            "widgets",
+            "./deploy",
+            &WIDGET_HEALTH.replace("e.status == 'True')", "e.status == 'True'"),
+        ),
+    );
+    let k = ks_until(&env, "widgets", "stalled on the bad expression", |o| {
+        is(o, "Stalled", "True")
+    })
+    .await;
+    let ready = condition(&k, "Ready").unwrap();
+    assert_eq!(ready["reason"], "InvalidCELExpression");
+    let message = ready["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "Reconciliation failed terminally due to configuration error: failed to create custom \
+             status evaluator for healthchecks[0]: failed to parse the expression Current: failed \
+             to parse the CEL expression"
+        ),
+        "{message}"
+    );
+    assert!(get(&env, "widget/w").is_none(), "nothing applied");
+
+    // Valid expressions: a Widget without the condition is not healthy (kstatus alone would
+    // call an object without conditions Current).
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization("widgets", "./deploy", WIDGET_HEALTH),
+    );
+    ks_until(&env, "widgets", "health checks running", |o| {
+        is(o, "Healthy", "Unknown") && !is(o, "Stalled", "True")
+    })
+    .await;
+    assert!(get(&env, "widget/w").is_some());
+    set_synced(&env, "True");
+    let k = ks_until(&env, "widgets", "healthy by its expression", |o| {
+        applied(&r1)(o) && is(o, "Healthy", "True")
+    })
+    .await;
+    assert!(is(&k, "Ready", "True"), "{k:#}");
+
+    // The failed expression fails the health check early.
+    set_synced(&env, "False");
+    request(&env, "kustomization/widgets", "failed");
+    let k = ks_until(&env, "widgets", "failed by its expression", |o| {
+        is(o, "Healthy", "False")
+    })
+    .await;
+    let ready = condition(&k, "Ready").unwrap();
+    assert_eq!(ready["reason"], "HealthCheckFailed", "{k:#}");
+    let message = ready["message"].as_str().unwrap();
+    assert!(
+        message
+            .contains("failed early due to stalled resources: [Widget/default/w status: 'Failed']"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn depends_on_ready_expr_decides_readiness() {
+    let env = start().await;
+    let repo = Repo::new();
+    repo.write(
+        "first/cm.yaml",
+        &config_map("first", "1").replace("namespace: apps", "namespace: default"),
+    );
+    repo.write(
+        "second/cm.yaml",
+        &config_map("second", "2").replace("namespace: apps", "namespace: default"),
+    );
+    let r1 = push(&env, &repo, "two");
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization("first", "./first", ""),
+    );
+    ks_until(&env, "first", "applied", applied(&r1)).await;
+    let depends =
+        |expr: &str| format!("  dependsOn:\n  - name: first\n    readyExpr: \"{expr}\"\n");
+    // The expression alone decides: `first` is Ready, but not labelled yet.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization(
+            "second",
+            "./second",
+            &depends(
+                "dep.metadata.?labels.?tier.orValue('') == 'db' && self.metadata.name == 'second'",
+            ),
+        ),
+    );
+    let k = ks_until(&env, "second", "waiting on the expression", |o| {
+        condition(o, "Ready").is_some_and(|c| c["reason"] == "DependencyNotReady")
+    })
+    .await;
+    assert_eq!(
+        condition(&k, "Ready").unwrap()["message"],
+        "dependency 'default/first' is not ready according to readyExpr eval"
+    );
+    env.server.ok(&["label", "kustomization/first", "tier=db"]);
+    request(&env, "kustomization/second", "labelled");
+    ks_until(
+        &env,
+        "second",
+        "applied once the expression holds",
+        applied(&r1),
+    )
+    .await;
+
+    // An expression that does not parse is a configuration error.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization("second", "./second", &depends("dep.status.(")),
+    );
+    let k = ks_until(&env, "second", "stalled", |o| is(o, "Stalled", "True")).await;
+    let ready = condition(&k, "Ready").unwrap();
+    assert_eq!(ready["reason"], "InvalidCELExpression");
+    assert!(
+        ready["message"].as_str().unwrap().starts_with(
+            "Reconciliation failed terminally due to configuration error: failed to evaluate \
+             dependency first: failed to parse the CEL expression 'dep.status.(':"
+        ),
+        "{ready}"
+    );
+}

@@ -33,6 +33,8 @@ pub struct Settings {
     pub force: bool,
     pub cleanup_on_fail: bool,
     pub max_history: i64,
+    /// `healthCheckExprs` for the waits.
+    pub custom_health: Option<std::sync::Arc<tidegate_apply::custom_health::CustomHealth>>,
 }
 
 /// A failed action: the message, and whether it wrote a release record (only those count
@@ -161,6 +163,7 @@ impl Actor<'_> {
                     fail_fast: true,
                     ttl_jobs: Default::default(),
                     min_versions: self.applied.written_versions(&cs),
+                    custom: settings.custom_health.clone(),
                 },
             )
             .await

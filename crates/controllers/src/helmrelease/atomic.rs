@@ -50,6 +50,8 @@ pub struct Run<'a> {
     pub render_digests: (String, String),
     /// The reconcile's worker permit, given back when an action starts to wait.
     pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// `healthCheckExprs`, compiled.
+    pub custom_health: Option<std::sync::Arc<tidegate_apply::custom_health::CustomHealth>>,
 }
 
 /// The chart, values and post-renderers of the desired release.
@@ -108,6 +110,7 @@ impl Run<'_> {
             force: true,
             cleanup_on_fail: false,
             max_history: self.max_history(),
+            custom_health: self.custom_health.clone(),
         }
     }
 
@@ -123,6 +126,7 @@ impl Run<'_> {
             force: true,
             cleanup_on_fail: u.cleanup_on_fail,
             max_history: self.max_history(),
+            custom_health: self.custom_health.clone(),
         }
     }
 
@@ -138,6 +142,7 @@ impl Run<'_> {
             force: true,
             cleanup_on_fail: r.cleanup_on_fail,
             max_history: self.max_history(),
+            custom_health: self.custom_health.clone(),
         }
     }
 
@@ -888,6 +893,7 @@ pub fn uninstall_settings(hr: &HelmRelease) -> (Settings, bool, PropagationPolic
             force: false,
             cleanup_on_fail: false,
             max_history: 0,
+            custom_health: None,
         },
         u.keep_history,
         propagation,

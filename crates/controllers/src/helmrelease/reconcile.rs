@@ -272,6 +272,14 @@ async fn steps(
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
 ) -> Result<Step, Failure> {
     let ns = hr.namespace().unwrap_or_default();
+    let custom_health = crate::shared::custom_health(&hr.spec.health_check_exprs).map_err(|e| {
+        let mut f = Failure::new(
+            crate::shared::INVALID_CEL_EXPRESSION,
+            format!("{}: {e}", crate::shared::TERMINAL_ERROR_MESSAGE),
+        );
+        f.stall = true;
+        f
+    })?;
     if hr.spec.chart.is_some() == hr.spec.chart_ref.is_some() {
         let mut f = Failure::new("InvalidChartReference", "invalid Chart reference");
         f.stall = true;
@@ -305,16 +313,40 @@ async fn steps(
             return Err(f);
         }
         let api: Api<HelmRelease> = Api::namespaced(ctx.client.clone(), &dns);
-        let ready = match api.get_opt(&dep.name).await {
-            Ok(Some(d)) => {
-                let st = d.status.clone().unwrap_or_default();
-                d.metadata.generation == st.observed_generation
-                    && conditions::is_true(&st.conditions, READY)
-            }
-            _ => false,
+        let full = format!("{dns}/{}", dep.name);
+        let not_ready = match api.get_opt(&dep.name).await {
+            Ok(Some(d)) => match dep.ready_expr.as_deref().filter(|e| !e.is_empty()) {
+                // With a readyExpr, the expression alone decides (Flux without its additive
+                // gate).
+                Some(expr) => match crate::shared::eval_ready_expr(expr, hr, &d, &dep.name) {
+                    Ok(true) => None,
+                    Ok(false) => Some(format!(
+                        "dependency '{full}' is not ready according to readyExpr eval"
+                    )),
+                    Err(crate::shared::ReadyExprError::Failed(m)) => Some(m),
+                    Err(crate::shared::ReadyExprError::Invalid(m)) => {
+                        let mut f = Failure::new(
+                            crate::shared::INVALID_CEL_EXPRESSION,
+                            format!("{}: {m}", crate::shared::TERMINAL_ERROR_MESSAGE),
+                        );
+                        f.stall = true;
+                        return Err(f);
+                    }
+                },
+                None => {
+                    let st = d.status.clone().unwrap_or_default();
+                    let ready = d.metadata.generation == st.observed_generation
+                        && conditions::is_true(&st.conditions, READY);
+                    (!ready).then(|| format!("dependency '{full}' is not ready"))
+                }
+            },
+            Ok(None) => Some(format!(
+                "unable to get '{full}' dependency: helmreleases.helm.toolkit.fluxcd.io \"{}\" not found",
+                dep.name
+            )),
+            Err(e) => Some(format!("unable to get '{full}' dependency: {e}")),
         };
-        if !ready {
-            let message = format!("dependency '{dns}/{}' is not ready", dep.name);
+        if let Some(message) = not_ready {
             w.set(READY, "False", "DependencyNotReady", &message);
             ctx.recorder
                 .publish(hr, EventType::Normal, "DependencyNotReady", &message, &[])
@@ -459,6 +491,7 @@ async fn steps(
         render_changed,
         render_digests: (post_renderers_digest(hr), common_metadata_digest(hr)),
         permit,
+        custom_health,
     };
     match run.reconcile(w).await {
         Ok(Outcome::Done) => Ok(Step::Done),

@@ -186,6 +186,16 @@ pub(super) async fn reconcile(
         permit,
     };
     let requested = obj.annotations().get(RECONCILE_REQUESTED_AT).cloned();
+    if let Err(e) = crate::shared::custom_health(&obj.spec.health_check_exprs) {
+        return stall_invalid_cel(obj, ctx, &mut status, &requested, &e)
+            .await
+            .map_err(fail);
+    }
+    if conditions::get(&status.st.conditions, STALLED)
+        .is_some_and(|c| c.reason == crate::shared::INVALID_CEL_EXPRESSION)
+    {
+        conditions::delete(&mut status.st.conditions, STALLED);
+    }
     let outcome = match source_artifact(obj, ctx) {
         Err(f) => Err(f),
         Ok(artifact) => {
@@ -195,7 +205,12 @@ pub(super) async fn reconcile(
                 &artifact.revision,
                 ctx.options.no_cross_namespace_refs,
             ) {
-                Err(message) => {
+                Err(dependencies::NotReady::InvalidExpr(e)) => {
+                    return stall_invalid_cel(obj, ctx, &mut status, &requested, &e)
+                        .await
+                        .map_err(fail);
+                }
+                Err(dependencies::NotReady::Waiting(message)) => {
                     status.set(READY, "False", DEPENDENCY_NOT_READY, &message);
                     let note = format!(
                         "Dependencies do not meet ready condition, retrying in {}",
@@ -305,6 +320,37 @@ pub(super) async fn reconcile(
     record_conditions(ctx, &labels, &status.st);
     ctx.backoff.succeeded(&key(&ns, &name));
     Ok(action)
+}
+
+/// A `healthCheckExprs` or `readyExpr` that is not valid CEL: a configuration error no retry
+/// fixes, stalled until the spec changes (Flux's terminal error).
+async fn stall_invalid_cel(
+    obj: &Kustomization,
+    ctx: &Context,
+    status: &mut Status<'_>,
+    requested: &Option<String>,
+    error: &str,
+) -> Result<Action, String> {
+    let message = format!("{}: {error}", crate::shared::TERMINAL_ERROR_MESSAGE);
+    let reason = crate::shared::INVALID_CEL_EXPRESSION;
+    status.set(READY, "False", reason, &message);
+    status.set(STALLED, "True", reason, &message);
+    conditions::delete(&mut status.st.conditions, RECONCILING);
+    status.st.observed_generation = status.generation;
+    if let Some(at) = requested {
+        status.st.last_handled_reconcile_at = Some(at.clone());
+    }
+    status.flush().await?;
+    tracing::error!(
+        name = obj.name_any(),
+        namespace = obj.namespace().unwrap_or_default(),
+        "{message}"
+    );
+    ctx.recorder
+        .publish(obj, EventType::Warning, reason, &message, &[])
+        .await;
+    record_conditions(ctx, &crate::metrics::ObjectLabels::of(obj), &status.st);
+    Ok(Action::await_change())
 }
 
 fn record_conditions(
@@ -698,13 +744,6 @@ async fn check_health(
         conditions::delete(&mut status.st.conditions, HEALTHY);
         return Ok(());
     }
-    if !obj.spec.health_check_exprs.is_empty() {
-        tracing::warn!(
-            name,
-            namespace = ns,
-            "healthCheckExprs (CEL) are not evaluated by Tidegate yet; the built-in checks apply"
-        );
-    }
     let was_healthy = conditions::is_true(&status.st.conditions, HEALTHY);
     let health_key = key(&ns, &name);
     let versions = manager.live_versions(&refs).await;
@@ -735,6 +774,10 @@ async fn check_health(
         fail_fast: true,
         ttl_jobs: ttl_jobs.clone(),
         min_versions: written.clone(),
+        // Validated when the reconcile started.
+        custom: crate::shared::custom_health(&obj.spec.health_check_exprs)
+            .ok()
+            .flatten(),
     };
     // Waiting costs no CPU: the worker permit goes to the next reconcile.
     status.permit = None;
