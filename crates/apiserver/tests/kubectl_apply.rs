@@ -449,3 +449,43 @@ async fn apply_bad_input() {
         after["metadata"]["resourceVersion"]
     );
 }
+
+/// Service and container ports without `protocol`: the key field defaults to TCP, so every
+/// applier addresses the same list entry (no duplicate port, no spurious conflict).
+#[tokio::test(flavor = "multi_thread")]
+async fn list_keys_default_their_protocol() {
+    let t = common::start().await;
+    t.ok(&["create", "ns", "ports"]);
+    let service = |target: u32| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: ports\nspec:\n  selector: {{app: web}}\n  ports:\n  - port: 80\n    targetPort: {target}\n"
+        )
+    };
+    t.ok_stdin(
+        &["apply", "--server-side", "--field-manager=mgr-a", "-f", "-"],
+        &service(8080),
+    );
+    t.ok_stdin(
+        &["apply", "--server-side", "--field-manager=mgr-a", "-f", "-"],
+        &service(8080),
+    );
+    t.ok_stdin(
+        &[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=mgr-b",
+            "-f",
+            "-",
+        ],
+        &service(9090),
+    );
+    let svc = get_json(&t, &["-n", "ports", "service", "web"]);
+    let ports = svc["spec"]["ports"].as_array().unwrap();
+    assert_eq!(ports.len(), 1, "{ports:?}");
+    assert_eq!(ports[0]["targetPort"], 9090);
+    assert_eq!(ports[0]["protocol"], "TCP");
+    // mgr-b owns the entry keyed with the defaulted protocol.
+    let b = fields_of(&svc, "mgr-b").to_string();
+    assert!(b.contains(r#"k:{\"port\":80,\"protocol\":\"TCP\"}"#), "{b}");
+}

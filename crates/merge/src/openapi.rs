@@ -21,6 +21,33 @@ pub fn builtin_schema() -> &'static Schema {
     &SCHEMA
 }
 
+/// Defaults of list-map key fields that Kubernetes declares with `+default` markers
+/// (`ContainerPort.Protocol`, `ServicePort.Protocol`): the OpenAPI v2 document leaves them
+/// out, the API server's apply schema has them, and they make `{port: 80}` and
+/// `{port: 80, protocol: TCP}` one entry of the list.
+const KEY_DEFAULTS: &[(&str, &str, &str)] = &[
+    ("io.k8s.api.core.v1.ContainerPort", "protocol", "TCP"),
+    ("io.k8s.api.core.v1.ServicePort", "protocol", "TCP"),
+];
+
+/// `def` with the key defaults of `name`, when it has any.
+fn with_key_defaults(name: &str, def: &Value) -> Option<Value> {
+    let mut patched: Option<Value> = None;
+    for (n, field, value) in KEY_DEFAULTS {
+        if *n != name {
+            continue;
+        }
+        let d = patched.get_or_insert_with(|| def.clone());
+        if let Some(p) = d
+            .pointer_mut(&format!("/properties/{field}"))
+            .and_then(Value::as_object_mut)
+        {
+            p.insert("default".into(), Value::String((*value).into()));
+        }
+    }
+    patched
+}
+
 /// Builds a schema from OpenAPI v2 `definitions` (names as keys, `$ref: #/definitions/NAME`).
 pub fn schema_from_definitions(defs: &Map<String, Value>) -> Schema {
     let mut schema = Schema::new();
@@ -36,11 +63,12 @@ pub fn schema_from_definitions(defs: &Map<String, Value>) -> Schema {
         } else if name == RAW_EXTENSION {
             schema.untyped_atomic()
         } else {
+            let patched = with_key_defaults(name, def);
             let mut c = Converter {
                 schema: &mut schema,
                 preserve_unknown: false,
             };
-            c.atom(def)
+            c.atom(patched.as_ref().unwrap_or(def))
         };
         let i = schema.declare(name);
         schema.define(i, atom);
