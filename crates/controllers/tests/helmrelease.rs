@@ -903,3 +903,107 @@ async fn health_check_exprs_decide_when_a_release_is_healthy() {
         .collect();
     assert!(!names.contains(&"cel-bad"), "nothing installed: {names:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_helm_rolls_back_and_uninstalls_what_tidegate_released() {
+    let (env, _server, _dir) = start_with_repo(&["1.0.0"]).await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release("app", "  values:\n    message: first\n"),
+    );
+    wait_for(
+        &env,
+        "helmrelease/app",
+        "installed",
+        released("InstallSucceeded"),
+    )
+    .await;
+    env.server.ok(&[
+        "patch",
+        "helmrelease/app",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"values":{"message":"second"}}}"#,
+    ]);
+    wait_for(
+        &env,
+        "helmrelease/app",
+        "upgraded",
+        released("UpgradeSucceeded"),
+    )
+    .await;
+    assert_eq!(
+        get(&env, "configmap/app-config")["data"]["message"],
+        "second"
+    );
+
+    // A rollback by hand, with the controller suspended: helm reads our records, re-applies
+    // revision 1 and writes revision 3. The fields belong to `helm-controller`, so Helm 4's
+    // server-side rollback needs `--force-conflicts`, as against Flux.
+    env.server.ok(&[
+        "patch",
+        "helmrelease/app",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":true}}"#,
+    ]);
+    helm_cli(
+        &env,
+        &["rollback", "app", "1", "-n", "default", "--force-conflicts"],
+    );
+    assert_eq!(
+        get(&env, "configmap/app-config")["data"]["message"],
+        "first"
+    );
+    let history = helm_json(&env, &["history", "app", "-n", "default"]);
+    let last = history.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["revision"], 3, "{history}");
+    assert_eq!(last["status"], "deployed");
+    assert_eq!(last["description"], "Rollback to 1");
+
+    // Resumed, the controller sees a release changed outside it and upgrades to its spec.
+    env.server.ok(&[
+        "patch",
+        "helmrelease/app",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":false}}"#,
+    ]);
+    let hr = wait_for(&env, "helmrelease/app", "taken back", |o| {
+        released("UpgradeSucceeded")(o) && o["status"]["lastReleaseRevision"] == 4
+    })
+    .await;
+    assert_eq!(hr["status"]["history"][0]["version"], 4);
+    assert_eq!(
+        get(&env, "configmap/app-config")["data"]["message"],
+        "second"
+    );
+
+    // Uninstalled by hand: helm deletes the objects and the records.
+    env.server.ok(&[
+        "patch",
+        "helmrelease/app",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":true}}"#,
+    ]);
+    helm_cli(&env, &["uninstall", "app", "-n", "default", "--wait"]);
+    assert!(
+        env.server
+            .kubectl(&["get", "configmap/app-config", "-n", "default"])
+            .status
+            .code()
+            != Some(0)
+    );
+    let records = env.server.ok(&[
+        "get",
+        "secrets",
+        "-n",
+        "default",
+        "-l",
+        "owner=helm,name=app",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(records.trim(), "", "records left: {records}");
+}
