@@ -46,7 +46,7 @@ pub struct HelmReleaseSpec {
     pub interval: String,
     /// A kubeconfig for a remote cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kube_config: Option<serde_json::Value>,
+    pub kube_config: Option<crate::kustomization::KubeConfigReference>,
     /// Stop reconciling.
     #[serde(default, skip_serializing_if = "is_false")]
     pub suspend: bool,

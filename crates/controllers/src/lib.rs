@@ -10,6 +10,7 @@
 //!   kustomize-controller);
 //! - [`events`], [`metrics`], [`status`], [`timing`], [`fresh`]: what every reconciler shares.
 
+pub mod cluster;
 pub mod events;
 pub mod finalizer;
 pub mod fresh;

@@ -1007,3 +1007,78 @@ async fn the_real_helm_rolls_back_and_uninstalls_what_tidegate_released() {
     ]);
     assert_eq!(records.trim(), "", "records left: {records}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_config_releases_into_a_remote_cluster() {
+    let (env, _server, _dir) = start_with_repo(&["1.0.0"]).await;
+    let remote = common::start_simulated(200).await;
+    env.server.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "remote-kubeconfig",
+        &format!("--from-file=value={}", remote.kubeconfig.display()),
+    ]);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "far",
+            "  kubeConfig:\n    secretRef:\n      name: remote-kubeconfig\n  values:\n    message: remote\n",
+        ),
+    );
+    wait_for(
+        &env,
+        "helmrelease/far",
+        "installed remotely",
+        released("InstallSucceeded"),
+    )
+    .await;
+    // The objects and the release records are in the remote cluster only.
+    let cm: Value = serde_json::from_str(&remote.ok(&[
+        "get",
+        "configmap",
+        "far-config",
+        "-n",
+        "default",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(cm["data"]["message"], "remote");
+    assert_eq!(
+        cm["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"],
+        "far"
+    );
+    let list = Command::new(helm())
+        .args(["list", "-n", "default", "-o", "json", "--kubeconfig"])
+        .arg(&remote.kubeconfig)
+        .output()
+        .unwrap();
+    let releases: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(releases[0]["name"], "far", "{releases}");
+    assert_eq!(releases[0]["status"], "deployed");
+    assert!(
+        env.server
+            .kubectl(&["get", "configmap/far-config", "-n", "default"])
+            .status
+            .code()
+            != Some(0),
+        "not in the local cluster"
+    );
+    let local = env.server.ok(&[
+        "get",
+        "secrets",
+        "-n",
+        "default",
+        "-l",
+        "owner=helm",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(local.trim(), "", "no local release records: {local}");
+
+    // Deleting the HelmRelease uninstalls from the remote cluster.
+    env.server.ok(&["delete", "helmrelease/far", "--wait=true"]);
+    let gone = remote.kubectl(&["get", "configmap/far-config", "-n", "default"]);
+    assert!(gone.status.code() != Some(0), "uninstalled remotely");
+}

@@ -32,6 +32,8 @@ pub struct Run<'a> {
     pub ctx: &'a Context,
     pub storage: Storage,
     pub manager: tidegate_apply::ResourceManager,
+    /// The manager reaches a remote cluster (`spec.kubeConfig`).
+    pub remote: bool,
     pub release_name: String,
     pub release_namespace: String,
     /// The desired release, as install and upgrade write it (version, manifest and hooks set
@@ -224,7 +226,7 @@ impl Run<'_> {
         {
             return Ok(());
         }
-        let caps = self.ctx.capabilities(&self.manager).await?;
+        let caps = self.ctx.capabilities(&self.manager, self.remote).await?;
         let skip_schema = if upgrade {
             self.hr
                 .spec

@@ -73,7 +73,6 @@ impl Default for Options {
 /// Shared state of the reconciles.
 pub struct Context {
     client: Client,
-    config: kube::Config,
     manager: ResourceManager,
     recorder: Recorder,
     metrics: Arc<Metrics>,
@@ -82,8 +81,8 @@ pub struct Context {
     fetcher: tidegate_source::fetch::Fetcher,
     /// What each release applied last (the apply manager's no-op path).
     applied: Mutex<HashMap<String, AppliedState>>,
-    /// Impersonating clients by user.
-    clients: Mutex<HashMap<String, Client>>,
+    /// Impersonating and remote (`spec.kubeConfig`) managers.
+    clusters: crate::cluster::Clusters,
     versions: crate::fresh::Versions,
     /// The HelmCharts and OCIRepositories, from watches (sources read without a request).
     charts: std::sync::OnceLock<Store<HelmChart>>,
@@ -106,7 +105,12 @@ impl Context {
     async fn capabilities(
         &self,
         manager: &ResourceManager,
+        remote: bool,
     ) -> Result<tidegate_helm::engine::Capabilities, String> {
+        // A remote cluster's capabilities are read for each render (renders are rare).
+        if remote {
+            return render::capabilities(manager.client(), manager).await;
+        }
         let mut cached = self.capabilities.lock().await;
         if let Some((at, caps)) = cached.as_ref()
             && at.elapsed() < Duration::from_secs(60)
@@ -133,31 +137,6 @@ impl Context {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(key.to_string(), state);
-    }
-
-    /// A client for `hr`: the controller's own, or impersonating its service account.
-    fn client_for(&self, hr: &HelmRelease) -> Result<Client, String> {
-        let namespace = hr.namespace().unwrap_or_default();
-        let Some(sa) = hr
-            .spec
-            .service_account_name
-            .clone()
-            .filter(|s| !s.is_empty())
-            .or_else(|| self.options.default_service_account.clone())
-        else {
-            return Ok(self.client.clone());
-        };
-        let user = format!("system:serviceaccount:{namespace}:{sa}");
-        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = clients.get(&user) {
-            return Ok(c.clone());
-        }
-        let mut config = self.config.clone();
-        config.auth_info.impersonate = Some(user.clone());
-        let client =
-            Client::try_from(config).map_err(|e| format!("failed to build kube client: {e}"))?;
-        clients.insert(user, client.clone());
-        Ok(client)
     }
 }
 
@@ -241,8 +220,8 @@ pub async fn run(
     );
     let ctx = Arc::new(Context {
         recorder: Recorder::new(client.clone(), FIELD_MANAGER),
+        clusters: crate::cluster::Clusters::new(config, FIELD_MANAGER, 8),
         client,
-        config,
         manager,
         metrics,
         backoff: crate::timing::Backoff::default(),
@@ -252,7 +231,6 @@ pub async fn run(
             tidegate_source::extract::Limits::default().max_size,
         ),
         applied: Mutex::default(),
-        clients: Mutex::default(),
         versions: crate::fresh::Versions::default(),
         capabilities: tokio::sync::Mutex::new(None),
         work: Arc::new(tokio::sync::Semaphore::new(concurrency as usize)),

@@ -12,7 +12,7 @@ use tidegate_api::HelmRelease;
 use tidegate_api::conditions::{self, READY, RECONCILING, STALLED};
 use tidegate_api::helmrelease::{FORCE_REQUESTED_AT, HelmReleaseStatus, RESET_REQUESTED_AT};
 use tidegate_api::meta::RECONCILE_REQUESTED_AT;
-use tidegate_apply::{ManagerOptions, Owner, ResourceManager};
+use tidegate_apply::Owner;
 use tidegate_helm::storage::{Release, chart_json, status as rstatus};
 
 use super::action::Actor;
@@ -128,24 +128,29 @@ fn requested(hr: &HelmRelease, annotation: &str, handled: &Option<String>) -> Op
         .then(|| value.clone())
 }
 
-fn manager_for(hr: &HelmRelease, ctx: &Context) -> Result<ResourceManager, String> {
-    if hr.spec.kube_config.is_some() {
-        return Err(
-            "failed to build kube client: spec.kubeConfig is not supported by Tidegate's helm-controller yet"
-                .into(),
-        );
-    }
-    let client = ctx.client_for(hr)?;
+/// The manager to act with for `hr` (its cluster and identity), owner labels set to it.
+async fn manager_for(hr: &HelmRelease, ctx: &Context) -> Result<crate::cluster::Cluster, String> {
+    let namespace = hr.namespace().unwrap_or_default();
+    let user = crate::cluster::service_account(
+        hr.spec.service_account_name.as_deref(),
+        ctx.options.default_service_account.as_deref(),
+    )
+    .map(|sa| crate::cluster::service_account_user(&namespace, &sa));
     let owner = Some(Owner {
         group: tidegate_api::helmrelease::GROUP.into(),
         name: hr.name_any(),
-        namespace: hr.namespace().unwrap_or_default(),
+        namespace: namespace.clone(),
     });
-    if hr.spec.service_account_name.is_none() && ctx.options.default_service_account.is_none() {
-        return Ok(ctx.manager.derive_shared(owner));
-    }
-    let _ = ManagerOptions::default();
-    Ok(ctx.manager.derive(client, owner))
+    ctx.clusters
+        .manager_for(
+            &ctx.manager,
+            &ctx.client,
+            &namespace,
+            hr.spec.kube_config.as_ref(),
+            user,
+            owner,
+        )
+        .await
 }
 
 /// Reconciles one HelmRelease; `permit` is its worker permit (`--concurrent`), given back
@@ -379,9 +384,18 @@ async fn steps(
     let release_name = release_name(hr);
     let release_namespace = target_namespace(hr);
     let storage_ns = storage_namespace(hr);
-    let manager = manager_for(hr, ctx).map_err(|e| Failure::new("RESTClientError", e))?;
-    let storage =
-        Storage::new(manager.client().clone(), &storage_ns).with_cache(ctx.releases.clone());
+    let cluster = manager_for(hr, ctx)
+        .await
+        .map_err(|e| Failure::new("RESTClientError", e))?;
+    let remote = cluster.remote;
+    let manager = cluster.manager;
+    // The release cache watches the controller's own cluster only.
+    let storage = Storage::new(manager.client().clone(), &storage_ns);
+    let storage = if remote {
+        storage
+    } else {
+        storage.with_cache(ctx.releases.clone())
+    };
 
     // A release moved (name, namespace or storage): the old one is uninstalled first.
     if let Some(latest) = w.st.history.first().cloned() {
@@ -480,6 +494,7 @@ async fn steps(
         ctx,
         storage,
         manager,
+        remote,
         release_name,
         release_namespace,
         target,
@@ -560,7 +575,7 @@ async fn finalize(
             .storage_namespace
             .clone()
             .unwrap_or_else(|| storage_namespace(hr));
-        match manager_for(hr, ctx) {
+        match manager_for(hr, ctx).await.map(|c| c.manager) {
             Ok(manager) => {
                 let storage = Storage::new(manager.client().clone(), &storage_ns);
                 match storage.last(&name).await {

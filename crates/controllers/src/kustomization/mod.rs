@@ -7,7 +7,6 @@
 //! Sources and dependencies are read from the watch caches, not fetched per reconcile.
 
 mod build;
-mod cluster;
 mod dependencies;
 pub mod generate;
 mod reconcile;
@@ -73,7 +72,6 @@ impl Default for Options {
 /// Shared state of the reconciles.
 pub struct Context {
     client: Client,
-    config: kube::Config,
     manager: ResourceManager,
     recorder: Recorder,
     metrics: Arc<Metrics>,
@@ -92,8 +90,8 @@ pub struct Context {
     /// The live resourceVersions of each Kustomization's health-checked objects when they
     /// last passed: unchanged versions mean unchanged health, checked without a request.
     healthy: Mutex<HashMap<String, Vec<String>>>,
-    /// Managers for remote clusters (`spec.kubeConfig`), by secret content.
-    remotes: Mutex<HashMap<String, Arc<ResourceManager>>>,
+    /// Impersonating and remote (`spec.kubeConfig`) managers.
+    clusters: crate::cluster::Clusters,
     /// The newest resourceVersion of each Kustomization this controller wrote or read: a
     /// reconcile never starts from an older cached copy (read-your-writes).
     versions: crate::fresh::Versions,
@@ -156,7 +154,7 @@ pub async fn run(
         work: Arc::new(tokio::sync::Semaphore::new(concurrency as usize)),
         recorder: Recorder::new(client.clone(), FIELD_MANAGER),
         client,
-        config,
+        clusters: crate::cluster::Clusters::new(config, FIELD_MANAGER, options.apply_concurrency),
         manager,
         metrics,
         backoff: crate::timing::Backoff::default(),
@@ -171,7 +169,6 @@ pub async fn run(
         applied: Mutex::default(),
         builds: Mutex::default(),
         healthy: Mutex::default(),
-        remotes: Mutex::default(),
         versions: crate::fresh::Versions::default(),
     });
 

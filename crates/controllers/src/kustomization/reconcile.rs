@@ -20,7 +20,6 @@ use tidegate_core::ObjectRef;
 use tidegate_core::duration::format as go;
 
 use super::build::ARTIFACT_FAILED;
-use super::cluster::manager_for;
 use super::{Context, ReconcileError, build, dependencies, key};
 use crate::events::EventType;
 use crate::timing::jittered;
@@ -320,6 +319,32 @@ pub(super) async fn reconcile(
     record_conditions(ctx, &labels, &status.st);
     ctx.backoff.succeeded(&key(&ns, &name));
     Ok(action)
+}
+
+/// The manager to apply `obj` with (its cluster and identity), owner labels set to it.
+async fn manager_for(obj: &Kustomization, ctx: &Context) -> Result<ResourceManager, String> {
+    let namespace = obj.namespace().unwrap_or_default();
+    let user = crate::cluster::service_account(
+        obj.spec.service_account_name.as_deref(),
+        ctx.options.default_service_account.as_deref(),
+    )
+    .map(|sa| crate::cluster::service_account_user(&namespace, &sa));
+    let owner = Some(tidegate_apply::Owner {
+        group: tidegate_api::kustomization::GROUP.into(),
+        name: obj.name_any(),
+        namespace: namespace.clone(),
+    });
+    ctx.clusters
+        .manager_for(
+            &ctx.manager,
+            &ctx.client,
+            &namespace,
+            obj.spec.kube_config.as_ref(),
+            user,
+            owner,
+        )
+        .await
+        .map(|c| c.manager)
 }
 
 /// A `healthCheckExprs` or `readyExpr` that is not valid CEL: a configuration error no retry
