@@ -31,6 +31,16 @@ pub fn service_account(own: Option<&str>, default: Option<&str>) -> Option<Strin
         .map(str::to_string)
 }
 
+/// The object a manager acts for: its owner labels, service account and kubeconfig.
+pub struct Subject<'a> {
+    /// The owner-label group (`kustomize.toolkit.fluxcd.io`, `helm.toolkit.fluxcd.io`).
+    pub group: &'a str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub service_account: Option<&'a str>,
+    pub kube_config: Option<&'a KubeConfigReference>,
+}
+
 /// A manager for one object, and whether it reaches a remote cluster.
 pub struct Cluster {
     pub manager: ResourceManager,
@@ -70,6 +80,33 @@ impl Clusters {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(key, manager);
+    }
+
+    /// The manager for `subject`: impersonating its service account (else
+    /// `default_service_account`), in its kubeconfig's cluster, owner labels set to it.
+    pub async fn manager_of(
+        &self,
+        local: &ResourceManager,
+        client: &Client,
+        subject: Subject<'_>,
+        default_service_account: Option<&str>,
+    ) -> Result<Cluster, String> {
+        let user = service_account(subject.service_account, default_service_account)
+            .map(|sa| service_account_user(subject.namespace, &sa));
+        let owner = Some(Owner {
+            group: subject.group.into(),
+            name: subject.name.into(),
+            namespace: subject.namespace.into(),
+        });
+        self.manager_for(
+            local,
+            client,
+            subject.namespace,
+            subject.kube_config,
+            user,
+            owner,
+        )
+        .await
     }
 
     /// The manager for an object of `namespace`: `local` (the controller's own, shared

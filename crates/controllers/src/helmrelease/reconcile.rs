@@ -12,7 +12,6 @@ use tidegate_api::HelmRelease;
 use tidegate_api::conditions::{self, READY, RECONCILING, STALLED};
 use tidegate_api::helmrelease::{FORCE_REQUESTED_AT, HelmReleaseStatus, RESET_REQUESTED_AT};
 use tidegate_api::meta::RECONCILE_REQUESTED_AT;
-use tidegate_apply::Owner;
 use tidegate_helm::storage::{Release, chart_json, status as rstatus};
 
 use super::action::Actor;
@@ -131,24 +130,20 @@ fn requested(hr: &HelmRelease, annotation: &str, handled: &Option<String>) -> Op
 /// The manager to act with for `hr` (its cluster and identity), owner labels set to it.
 async fn manager_for(hr: &HelmRelease, ctx: &Context) -> Result<crate::cluster::Cluster, String> {
     let namespace = hr.namespace().unwrap_or_default();
-    let user = crate::cluster::service_account(
-        hr.spec.service_account_name.as_deref(),
-        ctx.options.default_service_account.as_deref(),
-    )
-    .map(|sa| crate::cluster::service_account_user(&namespace, &sa));
-    let owner = Some(Owner {
-        group: tidegate_api::helmrelease::GROUP.into(),
-        name: hr.name_any(),
-        namespace: namespace.clone(),
-    });
+    let name = hr.name_any();
+    let subject = crate::cluster::Subject {
+        group: tidegate_api::helmrelease::GROUP,
+        namespace: &namespace,
+        name: &name,
+        service_account: hr.spec.service_account_name.as_deref(),
+        kube_config: hr.spec.kube_config.as_ref(),
+    };
     ctx.clusters
-        .manager_for(
+        .manager_of(
             &ctx.manager,
             &ctx.client,
-            &namespace,
-            hr.spec.kube_config.as_ref(),
-            user,
-            owner,
+            subject,
+            ctx.options.default_service_account.as_deref(),
         )
         .await
 }

@@ -324,24 +324,20 @@ pub(super) async fn reconcile(
 /// The manager to apply `obj` with (its cluster and identity), owner labels set to it.
 async fn manager_for(obj: &Kustomization, ctx: &Context) -> Result<ResourceManager, String> {
     let namespace = obj.namespace().unwrap_or_default();
-    let user = crate::cluster::service_account(
-        obj.spec.service_account_name.as_deref(),
-        ctx.options.default_service_account.as_deref(),
-    )
-    .map(|sa| crate::cluster::service_account_user(&namespace, &sa));
-    let owner = Some(tidegate_apply::Owner {
-        group: tidegate_api::kustomization::GROUP.into(),
-        name: obj.name_any(),
-        namespace: namespace.clone(),
-    });
+    let name = obj.name_any();
+    let subject = crate::cluster::Subject {
+        group: tidegate_api::kustomization::GROUP,
+        namespace: &namespace,
+        name: &name,
+        service_account: obj.spec.service_account_name.as_deref(),
+        kube_config: obj.spec.kube_config.as_ref(),
+    };
     ctx.clusters
-        .manager_for(
+        .manager_of(
             &ctx.manager,
             &ctx.client,
-            &namespace,
-            obj.spec.kube_config.as_ref(),
-            user,
-            owner,
+            subject,
+            ctx.options.default_service_account.as_deref(),
         )
         .await
         .map(|c| c.manager)
