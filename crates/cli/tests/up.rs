@@ -581,7 +581,7 @@ fn flux_verbs_tree_and_stats_against_up() {
     let (code, out, err) = tidegate(&kc, &["trace", "deployment", "podinfo", "-n", "staging"]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "Object:          deployment/podinfo", "{out}");
+    assert_eq!(lines[0], "Object:          Deployment/podinfo", "{out}");
     assert_eq!(lines[1], "Namespace:       staging");
     assert_eq!(lines[2], "Status:          Managed by Flux");
     assert_eq!(lines[4], "Kustomization:   apps-staging");

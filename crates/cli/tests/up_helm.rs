@@ -248,6 +248,67 @@ fn up_reconciles_a_kustomize_helm_fleet_with_its_helmreleases() {
         "{table}"
     );
 
+    // tree: the HelmRelease expanded into the objects of its release; --compact keeps the
+    // toolkit's objects only.
+    let (code, tree, stderr) =
+        tidegate(&kc, &["tree", "kustomization", "apps", "-n", "flux-system"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        tree.starts_with("Kustomization/flux-system/apps\n"),
+        "{tree}"
+    );
+    let after_hr = tree
+        .split_once("── HelmRelease/podinfo/podinfo\n")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("{tree}"));
+    for object in [
+        "── ConfigMap/podinfo/podinfo-ui\n",
+        "── Service/podinfo/podinfo\n",
+        "── Deployment/podinfo/podinfo\n",
+    ] {
+        assert!(
+            after_hr.contains(object),
+            "{object} under the release: {tree}"
+        );
+    }
+    let (code, compact, _) = tidegate(
+        &kc,
+        &[
+            "tree",
+            "kustomization",
+            "apps",
+            "-n",
+            "flux-system",
+            "--compact",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert!(compact.contains("HelmRelease/podinfo/podinfo"), "{compact}");
+    assert!(
+        compact.contains("HelmRepository/podinfo/podinfo"),
+        "{compact}"
+    );
+    assert!(!compact.contains("ConfigMap"), "{compact}");
+
+    // trace: from an object of the release to the HelmRelease, its HelmChart and repository.
+    let (code, trace, stderr) = tidegate(&kc, &["trace", "deployment", "podinfo", "-n", "podinfo"]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = trace.lines().collect();
+    assert_eq!(lines[0], "Object:         Deployment/podinfo", "{trace}");
+    assert_eq!(lines[1], "Namespace:      podinfo", "{trace}");
+    assert_eq!(lines[2], "Status:         Managed by Flux", "{trace}");
+    assert_eq!(lines[4], "HelmRelease:    podinfo", "{trace}");
+    for line in [
+        "Revision:       6.7.1\n",
+        "Message:        Helm install succeeded for release podinfo/podinfo.v1 with chart podinfo@6.7.1\n",
+        "HelmChart:      podinfo-podinfo\n",
+        "Chart:          podinfo\n",
+        "Version:        >=6.0.0\n",
+        "HelmRepository: podinfo\n",
+    ] {
+        assert!(trace.contains(line), "{line}: {trace}");
+    }
+
     // debug helmrelease: the values podinfo is released with (staging's patch merged), its status.
     let (code, values, stderr) = tidegate(
         &kc,

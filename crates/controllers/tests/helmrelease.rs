@@ -905,7 +905,7 @@ async fn health_check_exprs_decide_when_a_release_is_healthy() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_real_helm_rolls_back_and_uninstalls_what_tidegate_released() {
+async fn the_real_helm_reads_rolls_back_and_uninstalls_what_tidegate_released() {
     let (env, _server, _dir) = start_with_repo(&["1.0.0"]).await;
     env.server.ok_stdin(
         &["apply", "-f", "-"],
@@ -936,6 +936,47 @@ async fn the_real_helm_rolls_back_and_uninstalls_what_tidegate_released() {
         get(&env, "configmap/app-config")["data"]["message"],
         "second"
     );
+
+    // Helm 3 users read the Helm 4 records too.
+    let out = Command::new(helm3())
+        .args([
+            "history",
+            "app",
+            "-n",
+            "default",
+            "-o",
+            "json",
+            "--kubeconfig",
+        ])
+        .arg(&env.server.kubeconfig)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let history3: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(history3.as_array().unwrap().len(), 2, "{history3}");
+    assert_eq!(history3[1]["status"], "deployed");
+    assert_eq!(history3[1]["chart"], "webapp-1.0.0");
+    assert_eq!(history3[0]["status"], "superseded");
+    let out = Command::new(helm3())
+        .args([
+            "get",
+            "values",
+            "app",
+            "-n",
+            "default",
+            "-o",
+            "json",
+            "--kubeconfig",
+        ])
+        .arg(&env.server.kubeconfig)
+        .output()
+        .unwrap();
+    let values3: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(values3["message"], "second");
 
     // A rollback by hand, with the controller suspended: helm reads our records, re-applies
     // revision 1 and writes revision 3. The fields belong to `helm-controller`, so Helm 4's

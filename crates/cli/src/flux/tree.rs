@@ -1,16 +1,20 @@
 //! `tidegate tree kustomization NAME`: the inventory as a tree, nested Kustomizations
-//! expanded, as `flux tree kustomization` prints it.
+//! expanded and HelmReleases expanded into the objects of their current release (from Helm's
+//! storage), as `flux tree kustomization` prints it.
 
 use kube::Client;
 
 use super::Global;
-use super::kind::KUSTOMIZATION;
+use super::kind::{HELM_RELEASE, KUSTOMIZATION};
 
 /// Flags of `tree kustomization`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The Kustomization's name.
     name: String,
+    /// Only the Flux objects (`*.toolkit.fluxcd.io`).
+    #[arg(long)]
+    compact: bool,
     #[command(flatten)]
     global: Global,
 }
@@ -38,25 +42,54 @@ fn label(kind: &str, namespace: &str, name: &str) -> String {
     }
 }
 
+/// Flux's `--compact`: only objects of the toolkit's groups.
+fn shown(group: &str, compact: bool) -> bool {
+    !compact || group.contains("toolkit.fluxcd.io")
+}
+
+fn leaf(kind: &str, namespace: &str, name: &str) -> Node {
+    Node {
+        label: label(kind, namespace, name),
+        children: Vec::new(),
+    }
+}
+
 /// The tree of a Kustomization; `depth` guards against cycles.
-async fn node(client: &Client, namespace: &str, name: &str, depth: usize) -> anyhow::Result<Node> {
+async fn node(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    compact: bool,
+    depth: usize,
+) -> anyhow::Result<Node> {
     let obj = KUSTOMIZATION.get(client, namespace, name).await?;
+    let remote = obj.data.pointer("/spec/kubeConfig").is_some();
     let mut children = Vec::new();
     for (_, r) in super::kind::inventory(&obj) {
-        if r.kind == "Kustomization" && r.group == KUSTOMIZATION_GROUP && depth < 16 {
-            match Box::pin(node(client, &r.namespace, &r.name, depth + 1)).await {
-                Ok(n) => children.push(n),
-                Err(_) => children.push(Node {
-                    label: label(&r.kind, &r.namespace, &r.name),
-                    children: Vec::new(),
-                }),
-            }
-        } else {
-            children.push(Node {
-                label: label(&r.kind, &r.namespace, &r.name),
-                children: Vec::new(),
-            });
+        if !shown(&r.group, compact)
+            || (r.kind == "Kustomization"
+                && r.group == KUSTOMIZATION_GROUP
+                && r.namespace == namespace
+                && r.name == name)
+        {
+            continue;
         }
+        let mut n = leaf(&r.kind, &r.namespace, &r.name);
+        if r.kind == "HelmRelease" && r.group == HELM_GROUP {
+            n.children = release_objects(client, &r.namespace, &r.name)
+                .await?
+                .into_iter()
+                .filter(|(group, ..)| shown(group, compact))
+                .map(|(_, kind, ns, name)| leaf(&kind, &ns, &name))
+                .collect();
+        }
+        if r.kind == "Kustomization" && r.group == KUSTOMIZATION_GROUP && !remote && depth < 16 {
+            let nested = Box::pin(node(client, &r.namespace, &r.name, compact, depth + 1))
+                .await
+                .map_err(|e| anyhow::anyhow!("failed to find object: {e}"))?;
+            n.children = nested.children;
+        }
+        children.push(n);
     }
     Ok(Node {
         label: label("Kustomization", namespace, name),
@@ -64,7 +97,85 @@ async fn node(client: &Client, namespace: &str, name: &str, depth: usize) -> any
     })
 }
 
+/// The objects of a HelmRelease's current release, from Helm's storage: (group, kind,
+/// namespace, name), namespaced objects without a namespace in the release's. Nothing for a
+/// release in a remote cluster or not (yet) stored.
+async fn release_objects(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<Vec<(String, String, String, String)>> {
+    let hr = HELM_RELEASE.get(client, namespace, name).await?;
+    let d = &hr.data;
+    if d.pointer("/spec/kubeConfig").is_some() {
+        return Ok(Vec::new());
+    }
+    let s = |p: &str| {
+        d.pointer(p)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+    };
+    let storage_ns = s("/status/storageNamespace");
+    let (Some(latest_name), Some(version)) = (
+        d.pointer("/status/history/0/name")
+            .and_then(serde_json::Value::as_str),
+        d.pointer("/status/history/0/version")
+            .and_then(serde_json::Value::as_i64),
+    ) else {
+        return Ok(Vec::new());
+    };
+    if storage_ns.is_empty() {
+        return Ok(Vec::new());
+    }
+    let release_ns = s("/status/history/0/namespace").to_string();
+    let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(client.clone(), storage_ns);
+    let record = tidegate_helm::storage::secret_name(latest_name, version);
+    let Some(secret) = secrets.get_opt(&record).await.map_err(|e| {
+        anyhow::anyhow!(
+            "failed to find the Helm storage object for HelmRelease '{namespace}/{name}': {e}"
+        )
+    })?
+    else {
+        return Ok(Vec::new());
+    };
+    let data = secret.data.unwrap_or_default();
+    let Some(raw) = data.get("release") else {
+        anyhow::bail!(
+            "failed to decode the Helm storage object for HelmRelease '{namespace}/{name}'"
+        );
+    };
+    let release = tidegate_helm::storage::decode(&raw.0).map_err(|e| {
+        anyhow::anyhow!(
+            "failed to decode the Helm storage object for HelmRelease '{namespace}/{name}': {e}"
+        )
+    })?;
+    let resolver = tidegate_apply::resolve::Resolver::new(client.clone());
+    let mut out = Vec::new();
+    for doc in tidegate_helm::release::split_manifests(&release.manifest) {
+        let Ok(obj) = tidegate_core::yaml::parse_one(&doc) else {
+            continue;
+        };
+        let r = tidegate_core::ObjectRef::from_object(&obj);
+        if r.kind.is_empty() || r.name.is_empty() {
+            continue;
+        }
+        let mut ns = r.namespace.clone();
+        if ns.is_empty() {
+            let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+            if let Ok(Some(t)) = resolver.resolve(api_version, &r.kind).await
+                && t.namespaced
+            {
+                ns = release_ns.clone();
+            }
+        }
+        out.push((r.group, r.kind, ns, r.name));
+    }
+    Ok(out)
+}
+
 const KUSTOMIZATION_GROUP: &str = "kustomize.toolkit.fluxcd.io";
+const HELM_GROUP: &str = "helm.toolkit.fluxcd.io";
 
 /// Draws `node` with box-drawing branches.
 pub fn draw(node: &Node) -> String {
@@ -89,7 +200,7 @@ fn draw_children(children: &[Node], prefix: &str, out: &mut String) {
 pub async fn run(what: What) -> anyhow::Result<()> {
     let What::Kustomization(a) = what;
     let client = a.global.cluster.client().await?;
-    let tree = node(&client, &a.global.namespace, &a.name, 0).await?;
+    let tree = node(&client, &a.global.namespace, &a.name, a.compact, 0).await?;
     print!("{}", draw(&tree));
     Ok(())
 }

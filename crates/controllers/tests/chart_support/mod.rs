@@ -7,7 +7,16 @@ use std::process::Command;
 use std::sync::Arc;
 
 pub fn helm() -> PathBuf {
-    if let Some(p) = std::env::var_os("TIDEGATE_HELM4") {
+    helm_version("v4.1.4", "TIDEGATE_HELM4")
+}
+
+/// The real helm v3.17.2 (Helm 3 users reading Helm 4 records).
+pub fn helm3() -> PathBuf {
+    helm_version("v3.17.2", "TIDEGATE_HELM3")
+}
+
+fn helm_version(version: &str, env: &str) -> PathBuf {
+    if let Some(p) = std::env::var_os(env) {
         return PathBuf::from(p);
     }
     let tools = std::env::var("TIDEGATE_TOOLS")
@@ -15,10 +24,10 @@ pub fn helm() -> PathBuf {
         .unwrap_or_else(|_| {
             PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/tidegate-tools")
         });
-    let helm = tools.join("helm-v4.1.4/helm");
+    let helm = tools.join(format!("helm-{version}/helm"));
     assert!(
         helm.exists(),
-        "helm v4.1.4 is needed at {} (.ci/run installs it)",
+        "helm {version} is needed at {} (.ci/run installs it)",
         helm.display()
     );
     helm
