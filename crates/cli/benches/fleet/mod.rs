@@ -110,7 +110,7 @@ pub async fn start(split: bool, concurrency: &str, free_port: impl Fn() -> u16) 
     let data = dir.path().join("data");
     let kubeconfig = data.join("kubeconfig");
     // `TIDEGATE_BENCH_LOG=<file>`: the processes' logs go there (with `RUST_LOG`).
-    let spawn = |args: Vec<String>| {
+    let spawn = |args: Vec<String>, wrap: bool| {
         let log = std::env::var("TIDEGATE_BENCH_LOG").ok().map(|p| {
             std::fs::OpenOptions::new()
                 .create(true)
@@ -118,8 +118,23 @@ pub async fn start(split: bool, concurrency: &str, free_port: impl Fn() -> u16) 
                 .open(p)
                 .expect("log file opens")
         });
-        Command::new(env!("CARGO_BIN_EXE_tidegate"))
-            .args(args)
+        // `TIDEGATE_BENCH_WRAPPER="heaptrack -o /tmp/ht"`: the controllers' process of a split
+        // run goes under a profiler (its RSS figure is then the wrapper's).
+        let wrapper = if wrap {
+            std::env::var("TIDEGATE_BENCH_WRAPPER").unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let mut words = wrapper.split_whitespace();
+        let mut cmd = match words.next() {
+            Some(program) => {
+                let mut c = Command::new(program);
+                c.args(words).arg(env!("CARGO_BIN_EXE_tidegate"));
+                c
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_tidegate")),
+        };
+        cmd.args(args)
             .stdout(Stdio::null())
             .stderr(log.map(Stdio::from).unwrap_or_else(Stdio::null))
             .spawn()
@@ -132,7 +147,7 @@ pub async fn start(split: bool, concurrency: &str, free_port: impl Fn() -> u16) 
             data.display().to_string(),
             "--listen".into(),
             format!("127.0.0.1:{port}"),
-        ])
+        ], false)
     } else {
         spawn(vec![
             "up".into(),
@@ -144,7 +159,7 @@ pub async fn start(split: bool, concurrency: &str, free_port: impl Fn() -> u16) 
             format!("127.0.0.1:{metrics_port}"),
             "--concurrent".into(),
             concurrency.into(),
-        ])
+        ], false)
     };
     let server_pid = server.id();
     let server = Up(server);
@@ -192,7 +207,7 @@ pub async fn start(split: bool, concurrency: &str, free_port: impl Fn() -> u16) 
             concurrency.into(),
             "--helm-concurrent".into(),
             concurrency.into(),
-        ]);
+        ], true);
         controllers = Some((c.id(), Up(c)));
     }
     // The CRDs are installed by `up` once it serves; wait for the last of them.
