@@ -64,7 +64,8 @@ impl ResourceManager {
             return Ok(());
         }
         if let Some(index) = &self.status {
-            return self.wait_shared(index, objects, options).await;
+            // Boxed: a controller's wait is this small future, not the watch path's state.
+            return Box::pin(self.wait_shared(index, objects, options)).await;
         }
         let mut order: Vec<ObjectRef> = objects.iter().map(|(r, _)| r.clone()).collect();
         order.sort_by(apply_order);

@@ -126,9 +126,11 @@ enum Command {
 /// thread: at 1,000 Kustomizations this kept `tidegate up`'s peak near 190 MiB where jemalloc's
 /// defaults (an arena per CPU, ten seconds of dirty pages) reached 290 MiB, at the same speed.
 /// `_RJEM_MALLOC_CONF` still overrides it.
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+#[cfg(not(feature = "system-allocator"))]
 #[allow(non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
 pub static malloc_conf: &[u8] =

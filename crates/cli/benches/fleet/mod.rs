@@ -141,25 +141,31 @@ pub async fn start(split: bool, concurrency: &str, free_port: impl Fn() -> u16) 
             .expect("tidegate runs")
     };
     let server = if split {
-        spawn(vec![
-            "apiserver".into(),
-            "--data-dir".into(),
-            data.display().to_string(),
-            "--listen".into(),
-            format!("127.0.0.1:{port}"),
-        ], false)
+        spawn(
+            vec![
+                "apiserver".into(),
+                "--data-dir".into(),
+                data.display().to_string(),
+                "--listen".into(),
+                format!("127.0.0.1:{port}"),
+            ],
+            false,
+        )
     } else {
-        spawn(vec![
-            "up".into(),
-            "--data-dir".into(),
-            data.display().to_string(),
-            "--listen".into(),
-            format!("127.0.0.1:{port}"),
-            "--metrics-addr".into(),
-            format!("127.0.0.1:{metrics_port}"),
-            "--concurrent".into(),
-            concurrency.into(),
-        ], false)
+        spawn(
+            vec![
+                "up".into(),
+                "--data-dir".into(),
+                data.display().to_string(),
+                "--listen".into(),
+                format!("127.0.0.1:{port}"),
+                "--metrics-addr".into(),
+                format!("127.0.0.1:{metrics_port}"),
+                "--concurrent".into(),
+                concurrency.into(),
+            ],
+            false,
+        )
     };
     let server_pid = server.id();
     let server = Up(server);
@@ -190,24 +196,27 @@ pub async fn start(split: bool, concurrency: &str, free_port: impl Fn() -> u16) 
                 serde_json::from_value(tidegate_core::yaml::parse_one(doc).unwrap()).unwrap();
             crds.create(&PostParams::default(), &obj).await.unwrap();
         }
-        let c = spawn(vec![
-            "controllers".into(),
-            "--kubeconfig".into(),
-            kubeconfig.display().to_string(),
-            "--storage-path".into(),
-            data.join("artifacts").display().to_string(),
-            "--storage-addr".into(),
-            format!("127.0.0.1:{}", free_port()),
-            "--metrics-addr".into(),
-            format!("127.0.0.1:{metrics_port}"),
-            "--health-addr".into(),
-            format!("127.0.0.1:{}", free_port()),
-            "--allow-file-urls".into(),
-            "--kustomize-concurrent".into(),
-            concurrency.into(),
-            "--helm-concurrent".into(),
-            concurrency.into(),
-        ], true);
+        let c = spawn(
+            vec![
+                "controllers".into(),
+                "--kubeconfig".into(),
+                kubeconfig.display().to_string(),
+                "--storage-path".into(),
+                data.join("artifacts").display().to_string(),
+                "--storage-addr".into(),
+                format!("127.0.0.1:{}", free_port()),
+                "--metrics-addr".into(),
+                format!("127.0.0.1:{metrics_port}"),
+                "--health-addr".into(),
+                format!("127.0.0.1:{}", free_port()),
+                "--allow-file-urls".into(),
+                "--kustomize-concurrent".into(),
+                concurrency.into(),
+                "--helm-concurrent".into(),
+                concurrency.into(),
+            ],
+            true,
+        );
         controllers = Some((c.id(), Up(c)));
     }
     // The CRDs are installed by `up` once it serves; wait for the last of them.

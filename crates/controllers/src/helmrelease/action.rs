@@ -132,19 +132,18 @@ impl Actor<'_> {
                 o
             })
             .collect();
-        let cs = self
-            .manager
-            .apply_all_staged(
-                objects,
-                &ApplyOptions {
-                    force: settings.force,
-                    dry_run: false,
-                    stage_timeout: settings.timeout,
-                },
-                self.applied,
-            )
-            .await
-            .map_err(|e| e.to_string())?;
+        let apply_options = ApplyOptions {
+            force: settings.force,
+            dry_run: false,
+            stage_timeout: settings.timeout,
+        };
+        // Boxed, as the wait below: a waiting release keeps only the futures it is in.
+        let cs = Box::pin(
+            self.manager
+                .apply_all_staged(objects, &apply_options, self.applied),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         if !settings.wait {
             return Ok(());
         }
@@ -155,17 +154,14 @@ impl Actor<'_> {
             .filter(|e| settings.wait_for_jobs || e.object.kind != "Job")
             .map(|e| (e.object.clone(), e.api_version()))
             .collect();
-        self.manager
-            .wait(
-                &refs,
-                &WaitOptions {
-                    timeout: settings.timeout,
-                    fail_fast: true,
-                    ttl_jobs: Default::default(),
-                    min_versions: self.applied.written_versions(&cs),
-                    custom: settings.custom_health.clone(),
-                },
-            )
+        let options = WaitOptions {
+            timeout: settings.timeout,
+            fail_fast: true,
+            ttl_jobs: Default::default(),
+            min_versions: self.applied.written_versions(&cs),
+            custom: settings.custom_health.clone(),
+        };
+        Box::pin(self.manager.wait(&refs, &options))
             .await
             .map_err(|e| e.to_string())
     }
@@ -320,28 +316,28 @@ impl Actor<'_> {
             if hook_records.iter().any(|h| h.runs_on(&pre)) {
                 *self.permit = None;
             }
-            hooks::run(
+            Box::pin(hooks::run(
                 self.manager,
                 hook_records,
                 &pre,
                 namespace,
                 settings.timeout,
-            )
+            ))
             .await?;
         }
-        self.apply(objects, name, namespace, settings).await?;
+        Box::pin(self.apply(objects, name, namespace, settings)).await?;
         if !previous.is_empty() {
-            self.remove_stale(previous, objects, namespace).await?;
+            Box::pin(self.remove_stale(previous, objects, namespace)).await?;
         }
         if settings.hooks {
             let post = format!("post-{event}");
-            hooks::run(
+            Box::pin(hooks::run(
                 self.manager,
                 hook_records,
                 &post,
                 namespace,
                 settings.timeout,
-            )
+            ))
             .await?;
         }
         Ok(())

@@ -279,7 +279,7 @@ impl Run<'_> {
             let mut drift = None;
             if matches!(st, State::InSync)
                 && let Some(r) = newest.as_ref()
-                && let Some(set) = self.detect_drift(r).await?
+                && let Some(set) = Box::pin(self.detect_drift(r)).await?
             {
                 st = State::Drifted;
                 drift = Some(set);
@@ -386,17 +386,17 @@ impl Run<'_> {
                         self.event(EventType::Normal, "PendingRelease", &msg).await;
                     }
                 }
-                Next::Install => self.install(w).await?,
+                Next::Install => Box::pin(self.install(w)).await?,
                 Next::Upgrade => {
                     if matches!(st, State::Unmanaged(_)) {
                         w.st.history.clear();
                     }
                     match last {
-                        Some(l) => self.upgrade(w, current_deployed, &l).await?,
-                        None => self.install(w).await?,
+                        Some(l) => Box::pin(self.upgrade(w, current_deployed, &l)).await?,
+                        None => Box::pin(self.install(w)).await?,
                     }
                 }
-                Next::Test => self.test(w, last).await?,
+                Next::Test => Box::pin(self.test(w, last)).await?,
                 Next::Rollback => {
                     let (Some(l), Some(prev)) = (last, deployed) else {
                         w.set(
@@ -407,18 +407,18 @@ impl Run<'_> {
                         );
                         return Ok(Outcome::Stalled);
                     };
-                    self.rollback(w, current_deployed, &l, &prev).await?;
+                    Box::pin(self.rollback(w, current_deployed, &l, &prev)).await?;
                     return Ok(self.after_remediation(w));
                 }
                 Next::UninstallRemediation => {
                     if let Some(l) = last {
-                        self.uninstall_remediation(w, l).await?;
+                        Box::pin(self.uninstall_remediation(w, l)).await?;
                     }
                     return Ok(self.after_remediation(w));
                 }
                 Next::CorrectDrift => {
                     if let Some(set) = drift.take() {
-                        self.correct_drift(w, &set).await;
+                        Box::pin(self.correct_drift(w, &set)).await;
                     }
                 }
                 Next::Nothing | Next::ExceededMaxRetries(_) | Next::MissingRollbackTarget => {}
@@ -565,7 +565,7 @@ impl Run<'_> {
         let settings = self.install_settings();
         w.st.last_attempted_release_action = Some("install".into());
         let started = Instant::now();
-        if let Err(e) = self.render_for(false, 1).await {
+        if let Err(e) = Box::pin(self.render_for(false, 1)).await {
             let failed = Err(super::action::ActionError::before_record(e));
             self.record(w, "install", started, failed).await;
             return Ok(());
@@ -598,7 +598,7 @@ impl Run<'_> {
         let settings = self.upgrade_settings();
         w.st.last_attempted_release_action = Some("upgrade".into());
         let started = Instant::now();
-        if let Err(e) = self.render_for(true, last.version + 1).await {
+        if let Err(e) = Box::pin(self.render_for(true, last.version + 1)).await {
             let failed = Err(super::action::ActionError::before_record(e));
             self.record(w, "upgrade", started, failed).await;
             return Ok(());

@@ -163,7 +163,7 @@ pub async fn reconcile(
         retry: ctx.backoff.failed(&key(&ns, &name)),
     };
     if hr.metadata.deletion_timestamp.is_some() {
-        return finalize(hr, ctx, &api).await.map_err(fail);
+        return Box::pin(finalize(hr, ctx, &api)).await.map_err(fail);
     }
     crate::finalizer::add(&api, hr, &ctx.versions)
         .await
@@ -185,7 +185,9 @@ pub async fn reconcile(
     }
     let interval =
         tidegate_core::duration::parse(&hr.spec.interval).unwrap_or(Duration::from_secs(600));
-    let result = steps(hr, ctx, &mut w, permit).await;
+    // The steps' futures are boxed where they branch: a release waiting for its rollout keeps
+    // only the futures it is in (a thousand waiting releases, a thousand such chains).
+    let result = Box::pin(steps(hr, ctx, &mut w, permit)).await;
     let action = match result {
         Ok(Step::Done) => {
             w.st.observed_generation = hr.metadata.generation;
@@ -285,9 +287,13 @@ async fn steps(
         f.stall = true;
         return Err(f);
     }
-    let helm_chart = chart_template::reconcile(hr, ctx, w.st.helm_chart.as_deref())
-        .await
-        .map_err(|e| Failure::new("ChartMutateError", e))?;
+    let helm_chart = Box::pin(chart_template::reconcile(
+        hr,
+        ctx,
+        w.st.helm_chart.as_deref(),
+    ))
+    .await
+    .map_err(|e| Failure::new("ChartMutateError", e))?;
     w.st.helm_chart = helm_chart;
 
     // Not written yet: a release in sync ends without a status write (nor any request); the
@@ -361,16 +367,16 @@ async fn steps(
         Err(e) => return source_failure(e, w, ctx),
     };
     // Values.
-    let composed = values::compose(
+    let composed = Box::pin(values::compose(
         &ctx.client,
         &ns,
         &hr.spec.values_from,
         hr.spec.values.as_ref(),
-    )
+    ))
     .await
     .map_err(|e| Failure::new("ValuesError", e))?;
     // Chart.
-    let loaded = match source::load(&kind, &artifact, ctx).await {
+    let loaded = match Box::pin(source::load(&kind, &artifact, ctx)).await {
         Ok(l) => l,
         Err(e) => return source_failure(e, w, ctx),
     };
@@ -379,7 +385,7 @@ async fn steps(
     let release_name = release_name(hr);
     let release_namespace = target_namespace(hr);
     let storage_ns = storage_namespace(hr);
-    let cluster = manager_for(hr, ctx)
+    let cluster = Box::pin(manager_for(hr, ctx))
         .await
         .map_err(|e| Failure::new("RESTClientError", e))?;
     let remote = cluster.remote;
@@ -406,14 +412,13 @@ async fn steps(
             if let Ok(Some(r)) = old.last(&latest.name).await {
                 let (settings, keep, propagation) = uninstall_settings(hr);
                 let mut applied = ctx.take_applied(&key(&ns, &hr.name_any()));
-                let _ = Actor {
+                let mut actor = Actor {
                     manager: &manager,
                     storage: &old,
                     applied: &mut applied,
                     permit: &mut None,
-                }
-                .uninstall(r, &settings, keep, propagation)
-                .await;
+                };
+                let _ = Box::pin(actor.uninstall(r, &settings, keep, propagation)).await;
             }
             w.st.history.clear();
             w.st.failures = 0;
@@ -503,7 +508,7 @@ async fn steps(
         permit,
         custom_health,
     };
-    match run.reconcile(w).await {
+    match Box::pin(run.reconcile(w)).await {
         Ok(Outcome::Done) => Ok(Step::Done),
         Ok(Outcome::Retry(d)) => Ok(Step::Retry(d)),
         Ok(Outcome::Requeue) => Ok(Step::Retry(ctx.backoff.failed(&key(&ns, &hr.name_any())))),
