@@ -97,6 +97,9 @@ metadata:
   name: {{ .Release.Name }}-test
   annotations:
     helm.sh/hook: test
+    {{- with .Values.testSimulate }}
+    tidegate.dev/simulate: {{ . }}
+    {{- end }}
 spec:
   restartPolicy: Never
   containers:
@@ -1122,4 +1125,90 @@ async fn kube_config_releases_into_a_remote_cluster() {
     env.server.ok(&["delete", "helmrelease/far", "--wait=true"]);
     let gone = remote.kubectl(&["get", "configmap/far-config", "-n", "default"]);
     assert!(gone.status.code() != Some(0), "uninstalled remotely");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_tests_force_and_reset_requests() {
+    let (env, _server, _dir) = start_with_repo(&["1.0.0"]).await;
+    // A test hook that fails, its failures ignored: Ready, TestSuccess=False.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "tested",
+            "  test:\n    enable: true\n    ignoreFailures: true\n  values:\n    testSimulate: fail\n",
+        ),
+    );
+    let hr = wait_for(&env, "helmrelease/tested", "tested", |o| {
+        condition(o, "TestSuccess").is_some_and(|c| c["status"] == "False")
+    })
+    .await;
+    let test = condition(&hr, "TestSuccess").unwrap();
+    assert_eq!(test["reason"], "TestFailed", "{test}");
+    assert!(
+        test["message"].as_str().unwrap().starts_with(
+            "Helm test failed for release default/tested.v1 with chart webapp@1.0.0: "
+        ),
+        "{test}"
+    );
+    assert_eq!(
+        hr["status"]["history"][0]["testHooks"]["tested-test"]["phase"],
+        "Failed"
+    );
+    let hr = wait_for(&env, "helmrelease/tested", "ready", ready).await;
+    assert_eq!(hr["status"]["lastReleaseRevision"], 1);
+
+    // forceAt (with requestedAt): an upgrade of a release in sync.
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "helmrelease/tested",
+        "reconcile.fluxcd.io/requestedAt=f1",
+        "reconcile.fluxcd.io/forceAt=f1",
+    ]);
+    let hr = wait_for(&env, "helmrelease/tested", "forced upgrade", |o| {
+        o["status"]["lastHandledForceAt"] == "f1" && released("UpgradeSucceeded")(o)
+    })
+    .await;
+    assert_eq!(hr["status"]["lastReleaseRevision"], 2, "{}", hr["status"]);
+
+    // resetAt (with requestedAt): a release out of retries gets another attempt.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release(
+            "broken",
+            "  timeout: 4s\n  install:\n    remediation:\n      retries: 0\n  values:\n    simulate: fail\n",
+        ),
+    );
+    let hr = wait_for(&env, "helmrelease/broken", "stalled", |o| {
+        condition(o, "Stalled").is_some_and(|c| c["status"] == "True")
+    })
+    .await;
+    assert_eq!(hr["status"]["installFailures"], 1, "{}", hr["status"]);
+    let revisions = |env: &Env| {
+        helm_json(env, &["history", "broken", "-n", "default"])
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or(0)
+    };
+    assert_eq!(revisions(&env), 1);
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "helmrelease/broken",
+        "reconcile.fluxcd.io/requestedAt=r1",
+        "reconcile.fluxcd.io/resetAt=r1",
+    ]);
+    wait_for(&env, "helmrelease/broken", "reset handled", |o| {
+        o["status"]["lastHandledResetAt"] == "r1"
+    })
+    .await;
+    // Its counters reset, the failed release is tried again (an upgrade, as Flux does for a
+    // release in the failed state): a second revision.
+    for _ in 0..300 {
+        if revisions(&env) >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(revisions(&env), 2, "another attempt after the reset");
 }
