@@ -180,14 +180,16 @@ pub async fn reconcile(
         written,
         generation: hr.metadata.generation,
     };
-    if let Some(at) = hr.annotations().get(RECONCILE_REQUESTED_AT) {
-        w.st.last_handled_reconcile_at = Some(at.clone());
-    }
     let interval =
         tidegate_core::duration::parse(&hr.spec.interval).unwrap_or(Duration::from_secs(600));
     // The steps' futures are boxed where they branch: a release waiting for its rollout keeps
     // only the futures it is in (a thousand waiting releases, a thousand such chains).
     let result = Box::pin(steps(hr, ctx, &mut w, permit)).await;
+    // Handled when the reconcile ends, as Flux records it: the progress written while an
+    // action runs does not say the request was handled (`reconcile hr` waits on this field).
+    if let Some(at) = hr.annotations().get(RECONCILE_REQUESTED_AT) {
+        w.st.last_handled_reconcile_at = Some(at.clone());
+    }
     let action = match result {
         Ok(Step::Done) => {
             w.st.observed_generation = hr.metadata.generation;
