@@ -6,6 +6,7 @@
 //! YAML streams.
 
 pub mod duration;
+pub mod gojson;
 pub mod labels;
 pub mod object_ref;
 pub mod secret;

@@ -37,6 +37,18 @@ pub fn to_yaml_v3(value: &Value) -> String {
     emit(value, Emitter::new(true))
 }
 
+/// Writes the string `s` as go-yaml v3's encoder writes a string scalar (no line folding), with
+/// the cursor at the end of `out`: plain, single-, double-quoted or a literal block whose lines
+/// go at column `indent` (a leading space makes the indicator `best_indent`, the encoder's
+/// indentation). `key` is for mapping keys, which never take block style.
+pub fn write_v3_string(out: &mut String, s: &str, indent: usize, best_indent: usize, key: bool) {
+    let mut e = Emitter::new(true);
+    e.best_indent = best_indent;
+    e.out = std::mem::take(out);
+    e.scalar(s, indent, key);
+    *out = e.out;
+}
+
 fn emit(value: &Value, mut e: Emitter) -> String {
     match value {
         Value::Object(m) if !m.is_empty() => e.map(m, 0),
@@ -59,6 +71,8 @@ struct Emitter {
     v3: bool,
     /// The column after which plain and quoted scalars fold.
     width: usize,
+    /// The indentation a literal block's indicator names when its text starts with a space.
+    best_indent: usize,
 }
 
 impl Emitter {
@@ -67,6 +81,7 @@ impl Emitter {
             out: String::new(),
             v3,
             width: if v3 { usize::MAX } else { WIDTH },
+            best_indent: 2,
         }
     }
 
@@ -150,7 +165,7 @@ impl Emitter {
     }
 
     fn scalar(&mut self, s: &str, indent: usize, key: bool) {
-        let a = analyze(s);
+        let a = analyze(s, self.v3);
         let mut style = if s.contains('\n') && !key {
             Style::Literal
         } else if resolves_to_non_string(s) {
@@ -303,7 +318,7 @@ impl Emitter {
     fn literal(&mut self, s: &str, indent: usize) {
         self.out.push('|');
         if s.starts_with(' ') || s.starts_with('\n') {
-            self.out.push('2');
+            self.out.push_str(&self.best_indent.to_string());
         }
         let trailing = s.len() - s.trim_end_matches('\n').len();
         match trailing {
@@ -342,8 +357,10 @@ fn printable(c: char) -> bool {
         && c != '\u{feff}'
 }
 
-/// libyaml's scalar analysis, for block context.
-fn analyze(s: &str) -> Analysis {
+/// libyaml's scalar analysis, for block context. go-yaml v3 counts a tab apart from other
+/// special characters: it rules out plain and single-quoted style but still allows a literal
+/// block (`"a\tb"` is double-quoted, `"a\tb\nc"` a literal block).
+fn analyze(s: &str, v3: bool) -> Analysis {
     let chars: Vec<char> = s.chars().collect();
     if chars.is_empty() {
         return Analysis {
@@ -355,6 +372,7 @@ fn analyze(s: &str) -> Analysis {
     }
     let mut block_indicators = s.starts_with("---") || s.starts_with("...");
     let mut special = false;
+    let mut tabs = false;
     let mut line_breaks = false;
     let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
         (false, false, false, false);
@@ -379,7 +397,9 @@ fn analyze(s: &str) -> Analysis {
                 _ => {}
             }
         }
-        if !printable(c) || (!c.is_ascii() && c == '\u{feff}') {
+        if v3 && c == '\t' {
+            tabs = true;
+        } else if !printable(c) || (!c.is_ascii() && c == '\u{feff}') {
             special = true;
         }
         if c == '\n' {
@@ -432,6 +452,10 @@ fn analyze(s: &str) -> Analysis {
         plain = false;
         single = false;
         block = false;
+    }
+    if tabs {
+        plain = false;
+        single = false;
     }
     if line_breaks || block_indicators {
         plain = false;
@@ -608,6 +632,17 @@ pub fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// As helm's `toYamlPretty` (go-yaml v3) and `toYaml` (v2) print them.
+    #[test]
+    fn tabs_keep_v3_literal_blocks_but_quote_in_v2() {
+        let v = json!({"v": "a\tb", "w": "value\nwith\ttab"});
+        assert_eq!(
+            to_yaml_v3(&v),
+            "v: \"a\\tb\"\nw: |-\n  value\n  with\ttab\n"
+        );
+        assert_eq!(to_yaml(&v), "v: \"a\\tb\"\nw: \"value\\nwith\\ttab\"\n");
+    }
 
     #[test]
     fn quotes_and_orders_like_kustomize() {

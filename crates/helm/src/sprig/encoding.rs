@@ -343,26 +343,9 @@ pub fn json_float(f: f64) -> Result<String, String> {
     Ok(fmt::format_float(f, 'f', None))
 }
 
-/// A JSON string as Go writes it: control characters escaped, `<`, `>`, `&` too when asked,
-/// U+2028 and U+2029 always.
+/// A JSON string as Go writes it (`<`, `>`, `&` escaped when `escape_html`).
 pub fn json_string(out: &mut String, s: &str, escape_html: bool) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' if escape_html => out.push_str(&format!("\\u{:04x}", c as u32)),
-            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    tidegate_core::gojson::write_string(out, s, escape_html)
 }
 
 /// JSON text read as Go's `json.Unmarshal` into `interface {}` reads it (numbers as
