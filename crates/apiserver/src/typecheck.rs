@@ -164,10 +164,106 @@ fn walk(v: &Value, schema: &Value, owner: &str, path: &str, depth: usize) -> Opt
     }
 }
 
+/// Rewrites every `format: byte` field of `obj` (Secret `data`, ConfigMap `binaryData`, …) as
+/// kube-apiserver stores it: Go's decoder reads base64 skipping line breaks (kustomize wraps
+/// generated Secret values at 70 columns), and the value is written back without them. Invalid
+/// base64 is Go's error, `illegal base64 data at input byte N`.
+pub fn normalize_bytes(def: &str, obj: &mut Value) -> Result<(), String> {
+    match builtin_definitions().get(def) {
+        Some(schema) => bytes(obj, schema, 0),
+        None => Ok(()),
+    }
+}
+
+fn bytes(v: &mut Value, schema: &Value, depth: usize) -> Result<(), String> {
+    use base64::Engine;
+    if depth > 64 || v.is_null() {
+        return Ok(());
+    }
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let def = r.trim_start_matches("#/definitions/");
+        if def == QUANTITY || def == INT_OR_STRING || FREE_FORM.contains(&def) {
+            return Ok(());
+        }
+        return match builtin_definitions().get(def) {
+            Some(inner) => bytes(v, inner, depth + 1),
+            None => Ok(()),
+        };
+    }
+    match (schema.get("type").and_then(Value::as_str), v) {
+        (Some("string"), Value::String(s))
+            if schema.get("format").and_then(Value::as_str) == Some("byte") =>
+        {
+            if !s.contains(['\r', '\n']) {
+                // Already one line: only checked.
+                return base64::engine::general_purpose::STANDARD
+                    .decode(s.as_bytes())
+                    .map(|_| ())
+                    .map_err(|e| go_base64_error(s, &e));
+            }
+            let joined: String = s.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(joined.as_bytes())
+                .map_err(|e| go_base64_error(&joined, &e))?;
+            *s = base64::engine::general_purpose::STANDARD.encode(decoded);
+            Ok(())
+        }
+        (Some("array"), Value::Array(items)) => {
+            let item_schema = schema.get("items").unwrap_or(&Value::Null);
+            items
+                .iter_mut()
+                .try_for_each(|item| bytes(item, item_schema, depth + 1))
+        }
+        (Some("object"), Value::Object(m)) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, child) in m.iter_mut() {
+                    if let Some(s) = props.get(k) {
+                        bytes(child, s, depth + 1)?;
+                    }
+                }
+            } else if let Some(extra) = schema.get("additionalProperties") {
+                for child in m.values_mut() {
+                    bytes(child, extra, depth + 1)?;
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn go_base64_error(s: &str, e: &base64::DecodeError) -> String {
+    let at = match e {
+        base64::DecodeError::InvalidByte(at, _) | base64::DecodeError::InvalidLastSymbol(at, _) => {
+            *at
+        }
+        _ => s.len(),
+    };
+    format!("illegal base64 data at input byte {at}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn byte_fields_are_read_as_go_reads_them() {
+        let d = "io.k8s.api.core.v1.Secret";
+        let mut s =
+            json!({"data": {"a": "aGVs\nbG8=", "b": "aGVsbG8="}, "stringData": {"c": "x\ny"}});
+        normalize_bytes(d, &mut s).unwrap();
+        assert_eq!(s["data"]["a"], "aGVsbG8=");
+        assert_eq!(s["stringData"]["c"], "x\ny");
+        let mut bad = json!({"data": {"a": "a!b="}});
+        assert_eq!(
+            normalize_bytes(d, &mut bad).unwrap_err(),
+            "illegal base64 data at input byte 1"
+        );
+        let mut cm = json!({"binaryData": {"k": "AA\r\nAA"}});
+        normalize_bytes("io.k8s.api.core.v1.ConfigMap", &mut cm).unwrap();
+        assert_eq!(cm["binaryData"]["k"], "AAAA");
+    }
 
     #[test]
     fn go_decoding_errors() {

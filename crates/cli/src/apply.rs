@@ -58,6 +58,7 @@ fn build(dir: &std::path::Path) -> anyhow::Result<Vec<Value>> {
         load_restrictions: LoadRestrictions::RootOnly,
         generate_missing: true,
         overlay: None,
+        filter: None,
     };
     let built = Builder::new(&root, options)
         .and_then(|b| b.build(&root))

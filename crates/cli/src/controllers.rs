@@ -55,6 +55,15 @@ pub struct Args {
     /// Refuse references to sources and dependencies in other namespaces.
     #[arg(long)]
     no_cross_namespace_refs: bool,
+    /// A Secret in the controller's namespace ($RUNTIME_NAMESPACE or flux-system) whose
+    /// `.agekey` entries decrypt Kustomizations that set `spec.decryption` without a
+    /// `secretRef`.
+    #[arg(long)]
+    sops_age_secret: Option<String>,
+    /// Service account for cloud KMS decryption through workload identity (accepted for Flux
+    /// compatibility; Tidegate decrypts with age and OpenPGP keys only, so it has no effect).
+    #[arg(long)]
+    default_decryption_service_account: Option<String>,
     /// Run only while holding a Lease, so that several replicas can stand by.
     #[arg(long)]
     enable_leader_election: bool,
@@ -240,6 +249,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             default_service_account: args.default_service_account.clone(),
             no_cross_namespace_refs: args.no_cross_namespace_refs,
             watch_label_selector: selector.map(str::to_string),
+            sops_age_secret: args.sops_age_secret.clone().map(|name| {
+                let ns =
+                    std::env::var("RUNTIME_NAMESPACE").unwrap_or_else(|_| "flux-system".into());
+                (ns, name)
+            }),
             ..Default::default()
         },
         helm: helmrelease::Options {

@@ -49,6 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         load_restrictions,
         generate_missing: args.generate,
         overlay: None,
+        filter: None,
     };
     let built = Builder::new(&root, options).and_then(|b| b.build(&args.dir));
     match built {

@@ -8,10 +8,29 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 
+/// Sees the bytes of every file the build reads and may give other bytes in their place (or
+/// refuse the file): how Flux's SOPS decryption reaches generator sources, patches and
+/// resources without writing plaintext to disk. Called with the path relative to the root.
+pub trait ReadFilter: Send + Sync {
+    /// The content the build uses for `path`; an error names what is wrong with the file.
+    fn filter(&self, path: &str, content: Vec<u8>) -> std::result::Result<Vec<u8>, String>;
+}
+
+/// A shared [`ReadFilter`].
+#[derive(Clone)]
+pub struct Filter(pub std::sync::Arc<dyn ReadFilter>);
+
+impl std::fmt::Debug for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Filter")
+    }
+}
+
 /// A directory tree the build may read, and nothing outside it.
 #[derive(Debug, Clone)]
 pub struct BuildRoot {
     root: PathBuf,
+    filter: Option<Filter>,
 }
 
 impl BuildRoot {
@@ -31,7 +50,13 @@ impl BuildRoot {
                 "build root is not a directory",
             ));
         }
-        Ok(BuildRoot { root })
+        Ok(BuildRoot { root, filter: None })
+    }
+
+    /// The same root, with every file read passed through `filter`.
+    pub fn with_filter(mut self, filter: Option<Filter>) -> BuildRoot {
+        self.filter = filter;
+        self
     }
 
     /// The root's absolute, canonical path.
@@ -124,14 +149,22 @@ impl BuildRoot {
 
     /// Reads a file resolved by [`BuildRoot::resolve`].
     pub fn read(&self, path: &Path) -> Result<Vec<u8>> {
-        std::fs::read(path).map_err(|e| {
+        let bytes = std::fs::read(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound {
                 ErrorKind::MissingFile
             } else {
                 ErrorKind::Invalid
             };
             Error::in_file(kind, self.display(path), format!("cannot read: {e}"))
-        })
+        })?;
+        match &self.filter {
+            None => Ok(bytes),
+            Some(f) => {
+                let shown = self.display(path);
+                f.0.filter(&shown, bytes)
+                    .map_err(|message| Error::in_file(ErrorKind::Invalid, shown, message))
+            }
+        }
     }
 
     /// Reads a UTF-8 text file.

@@ -32,7 +32,7 @@ pub mod yaml;
 
 pub use error::{Error, ErrorKind, Result};
 pub use flux::Overlay;
-pub use fs::BuildRoot;
+pub use fs::{BuildRoot, Filter, ReadFilter};
 pub use resmap::ResMap;
 pub use target::{Builder, LoadRestrictions, Options};
 

@@ -39,6 +39,8 @@ pub struct Options {
     pub generate_missing: bool,
     /// A Flux Kustomization's spec fields merged into the top kustomization before the build.
     pub overlay: Option<crate::flux::Overlay>,
+    /// Passes every file read through a filter (SOPS decryption).
+    pub filter: Option<crate::fs::Filter>,
 }
 
 /// What a kustomization level hands to its parent.
@@ -113,7 +115,7 @@ impl Builder {
     /// A builder reading only below `root`.
     pub fn new(root: &Path, options: Options) -> Result<Builder> {
         Ok(Builder {
-            root: BuildRoot::new(root)?,
+            root: BuildRoot::new(root)?.with_filter(options.filter.clone()),
             options,
             schema: std::sync::OnceLock::new(),
         })

@@ -22,6 +22,7 @@ fn build(root: &Path, dir: &str, overlay: Option<Overlay>) -> Result<Vec<Value>,
         load_restrictions: LoadRestrictions::None,
         generate_missing: true,
         overlay,
+        filter: None,
     };
     let b = Builder::new(root, options).map_err(|e| e.to_string())?;
     let res = b.build(&root.join(dir)).map_err(|e| e.to_string())?;

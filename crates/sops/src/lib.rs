@@ -173,6 +173,72 @@ pub fn decrypt(
     Ok(Zeroizing::new(out))
 }
 
+/// Decrypts a YAML stream of resources. A file sops encrypted as a whole (metadata in the
+/// first document only, the others encrypted too) is decrypted as `sops -d` would; a stream of
+/// documents each encrypted on its own (each with its own `sops`) has each one decrypted with
+/// its own metadata and MAC, and plain documents among them left as they are. A document for
+/// which `include` (given the document without `sops`) says no stays encrypted.
+pub fn decrypt_stream(
+    data: &[u8],
+    keys: &Keys,
+    include: &dyn Fn(&serde_json::Value) -> bool,
+) -> Result<Zeroizing<Vec<u8>>, DecryptError> {
+    let load_err = |message: String| DecryptError::Load {
+        format: "YAML",
+        message,
+    };
+    let mut branches = store::load_yaml(data).map_err(|e| load_err(e.to_string()))?;
+    let has_meta = |b: &Branch| b.iter().any(|it| it.key_str() == Some("sops"));
+    let with_meta: Vec<usize> = (0..branches.len())
+        .filter(|&i| has_meta(&branches[i]))
+        .collect();
+    let plain_json = |b: &Branch| {
+        let rest: Branch = b
+            .iter()
+            .filter(|it| it.key_str() != Some("sops"))
+            .cloned()
+            .collect();
+        store::json::to_json(&Value::Branch(rest))
+    };
+    let whole =
+        with_meta == [0] && (branches.len() == 1 || branches[1..].iter().any(holds_ciphertext));
+    if whole {
+        if !include(&plain_json(&branches[0])) {
+            return Ok(Zeroizing::new(data.to_vec()));
+        }
+        return decrypt(data, Format::Yaml, Format::Yaml, keys);
+    }
+    for i in with_meta {
+        if !include(&plain_json(&branches[i])) {
+            continue;
+        }
+        let one = std::slice::from_mut(&mut branches[i]);
+        let meta_json = metadata::take(one).map_err(|e| load_err(e.to_string()))?;
+        let meta = metadata::parse(&meta_json).map_err(|e| load_err(e.to_string()))?;
+        decrypt_branches(one, &meta, keys, true)?;
+    }
+    let out = store::emit_yaml(&branches).map_err(|e| DecryptError::Emit {
+        input: "YAML",
+        output: "YAML",
+        message: e.to_string(),
+    })?;
+    drop_tree(branches);
+    Ok(Zeroizing::new(out))
+}
+
+/// Whether a document holds an encrypted value anywhere.
+fn holds_ciphertext(b: &Branch) -> bool {
+    fn value(v: &Value) -> bool {
+        match v {
+            Value::Str(s) => cipher::is_encrypted(s),
+            Value::Branch(b) => holds_ciphertext(b),
+            Value::List(l) => l.iter().any(value),
+            _ => false,
+        }
+    }
+    b.iter().any(|it| value(&it.value))
+}
+
 fn flat(pairs: Vec<(String, String)>) -> Result<serde_json::Value, metadata::MetadataError> {
     if pairs.is_empty() {
         return Err(metadata::MetadataError::NotFound);

@@ -165,6 +165,21 @@ impl Req {
         out
     }
 
+    /// kube-apiserver's 400 for a body its typed decoding refuses.
+    fn undecodable(&self, obj: &Value, err: &str) -> ApiError {
+        let (_, version) = tidegate_core::object_ref::split_api_version(
+            obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+        );
+        let kind = obj
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or(&self.res.kind);
+        ApiError::bad_request(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {}: {err}",
+            self.res.kind
+        ))
+    }
+
     /// Drops fields the resource's schema does not declare and applies the request's
     /// `fieldValidation` directive to them and to duplicate fields of a JSON `body`.
     /// `whole_body`: the object is a request body (create, update), not a patch result.
@@ -183,17 +198,14 @@ impl Req {
             && let Some(def) = self.res.definition.as_deref()
             && let Some(err) = crate::typecheck::first_error(def, obj)
         {
-            let (_, version) = tidegate_core::object_ref::split_api_version(
-                obj.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
-            );
-            let kind = obj
-                .get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or(&self.res.kind);
-            return Err(ApiError::bad_request(format!(
-                "{kind} in version \"{version}\" cannot be handled as a {}: {err}",
-                self.res.kind
-            )));
+            return Err(self.undecodable(obj, &err));
+        }
+        // Base64 fields are read as Go reads them (line breaks skipped) and stored canonical.
+        if !self.res.custom
+            && let Some(def) = self.res.definition.as_deref()
+            && let Err(err) = crate::typecheck::normalize_bytes(def, obj)
+        {
+            return Err(self.undecodable(obj, &err));
         }
         let typed = self
             .state

@@ -72,6 +72,7 @@ pub async fn objects(a: &Args, client: Option<&kube::Client>) -> anyhow::Result<
         load_restrictions: LoadRestrictions::None,
         generate_missing: true,
         overlay: Some(generate::overlay(&ks.spec)),
+        filter: None,
     };
     // A local build trusts the local filesystem: the root is `/`.
     let built = Builder::new(std::path::Path::new("/"), options)

@@ -1,6 +1,7 @@
 //! From the source's artifact to the objects to apply: download and verify the artifact,
 //! extract it, build `spec.path` with the native kustomize engine and the spec's overlay
-//! (Flux's generator), refuse SOPS-encrypted Secrets we cannot decrypt, then post-build
+//! (Flux's generator), decrypting SOPS files as they are read (`decrypt`), refuse Secrets still
+//! encrypted, then post-build
 //! substitution and `commonMetadata`. The build (not the substitution, whose inputs live in
 //! the cluster) is cached while artifact digest and spec stay the same.
 
@@ -17,7 +18,7 @@ use tidegate_source::extract::Limits;
 use tidegate_source::fetch::{FetchError, Waited, extract_bytes};
 
 use super::reconcile::{Failure, Retry};
-use super::{Context, generate, key};
+use super::{Context, decrypt, generate, key};
 
 /// `ArtifactFailed`: the artifact could not be fetched or the path is missing.
 pub(super) const ARTIFACT_FAILED: &str = "ArtifactFailed";
@@ -50,9 +51,10 @@ pub(super) struct Cached {
 }
 
 /// What makes two builds the same: the artifact and every spec field the build reads.
-fn build_key(obj: &Kustomization, artifact: &Artifact) -> String {
+fn build_key(obj: &Kustomization, artifact: &Artifact, keys_version: &str) -> String {
     let s = &obj.spec;
     let inputs = serde_json::json!([
+        keys_version,
         artifact.digest,
         s.path,
         s.target_namespace,
@@ -77,7 +79,13 @@ pub(super) async fn built(
     artifact: &Artifact,
 ) -> Result<Arc<Vec<Value>>, Failure> {
     let cache = key(&obj.namespace().unwrap_or_default(), &obj.name_any());
-    let wanted = build_key(obj, artifact);
+    // The decryption keys are read first: a changed key Secret is a new build.
+    let decryption = decrypt::keys(obj, ctx).await?;
+    let wanted = build_key(
+        obj,
+        artifact,
+        decryption.as_ref().map_or("", |d| d.version.as_str()),
+    );
     if let Some(c) = ctx
         .builds
         .lock()
@@ -125,37 +133,44 @@ pub(super) async fn built(
     }
     let overlay = generate::overlay(&obj.spec);
     let root = tmp.path().to_path_buf();
+    let keys = decryption.map(|d| d.keys);
     let objects = tokio::task::spawn_blocking(move || {
+        let filter = keys.as_ref().map(|k| {
+            tidegate_kustomize::Filter(Arc::new(decrypt::SopsFilter::new(&root, &dir, k.clone())))
+        });
         let options = Options {
             load_restrictions: LoadRestrictions::None,
             generate_missing: true,
             overlay: Some(overlay),
+            filter,
         };
         let res = Builder::new(&root, options).and_then(|b| b.build(&dir));
         drop(tmp);
-        res.map(|r| {
-            r.resources
-                .into_iter()
-                .map(|r| Value::Object(r.obj))
-                .collect::<Vec<Value>>()
-        })
+        let mut objects = res
+            .map(|r| {
+                r.resources
+                    .into_iter()
+                    .map(|r| Value::Object(r.obj))
+                    .collect::<Vec<Value>>()
+            })
+            .map_err(|e| e.to_string())?;
+        if let Some(keys) = &keys {
+            decrypt::decrypt_built(&mut objects, keys)?;
+        }
+        Ok::<_, String>(objects)
     })
     .await
     .map_err(|e| Failure::new(BUILD_FAILED, format!("build task failed: {e}")))?
-    .map_err(|e| Failure::new(BUILD_FAILED, e.to_string()))?;
+    .map_err(|e| Failure::new(BUILD_FAILED, e))?;
     for o in &objects {
         if is_sops_encrypted(o) {
             let subject = tidegate_core::ObjectRef::from_object(o);
-            let message = if obj.spec.decryption.is_some() {
-                format!(
-                    "{subject}: SOPS decryption is not supported by Tidegate yet; the Secret was not applied"
-                )
-            } else {
+            return Err(Failure::new(
+                BUILD_FAILED,
                 format!(
                     "{subject} is SOPS encrypted, configuring decryption is required for this secret to be reconciled"
-                )
-            };
-            return Err(Failure::new(BUILD_FAILED, message));
+                ),
+            ));
         }
     }
     let objects = Arc::new(objects);
@@ -177,11 +192,16 @@ pub(super) fn forget(ctx: &Context, namespace: &str, name: &str) {
         .remove(&key(namespace, name));
 }
 
-/// A Secret encrypted with SOPS (Flux's test: `v1` Secret with a top-level `sops` field).
+/// A Secret encrypted with SOPS (Flux's test: `v1` Secret with a top-level `sops` field, not
+/// annotated `kustomize.toolkit.fluxcd.io/decrypt: disabled`).
 fn is_sops_encrypted(obj: &Value) -> bool {
     obj.get("kind").and_then(Value::as_str) == Some("Secret")
         && obj.get("apiVersion").and_then(Value::as_str) == Some("v1")
         && obj.get("sops").is_some()
+        && !obj
+            .pointer("/metadata/annotations/kustomize.toolkit.fluxcd.io~1decrypt")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.eq_ignore_ascii_case("disabled"))
 }
 
 /// `root` joined with `path` as Flux's secure join does: `..` never climbs above `root`.

@@ -7,6 +7,7 @@
 //! Sources and dependencies are read from the watch caches, not fetched per reconcile.
 
 mod build;
+mod decrypt;
 mod dependencies;
 pub mod generate;
 mod reconcile;
@@ -52,6 +53,9 @@ pub struct Options {
     pub no_cross_namespace_refs: bool,
     /// Objects applied or deleted at once within one Kustomization.
     pub apply_concurrency: usize,
+    /// The Secret (namespace, name) whose `.agekey` entries decrypt Kustomizations that set
+    /// `spec.decryption` without a `secretRef` (`--sops-age-secret`).
+    pub sops_age_secret: Option<(String, String)>,
 }
 
 impl Default for Options {
@@ -65,6 +69,7 @@ impl Default for Options {
             default_service_account: None,
             no_cross_namespace_refs: false,
             apply_concurrency: 8,
+            sops_age_secret: None,
         }
     }
 }
