@@ -9,6 +9,7 @@
 //! - [`scratch`]: per-process temporary space, cleared of what killed processes left.
 
 pub mod archive;
+pub mod bucket;
 pub mod extract;
 pub mod fetch;
 pub mod git;

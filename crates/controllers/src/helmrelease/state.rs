@@ -710,6 +710,13 @@ mod tests {
             ..Default::default()
         };
         let exceeded = |m: &str| Next::ExceededMaxRetries(m.into());
+        let drift_mode = |mode: &str| HelmReleaseSpec {
+            drift_detection: Some(tidegate_api::helmrelease::DriftDetection {
+                mode: Some(mode.into()),
+                ignore: vec![],
+            }),
+            ..Default::default()
+        };
         let cases = vec![
             c(
                 "in-sync release does not trigger any action",
@@ -725,13 +732,7 @@ mod tests {
                 )
             },
             C {
-                spec: HelmReleaseSpec {
-                    drift_detection: Some(tidegate_api::helmrelease::DriftDetection {
-                        mode: Some("enabled".into()),
-                        ignore: vec![],
-                    }),
-                    ..Default::default()
-                },
+                spec: drift_mode("enabled"),
                 ..c(
                     "drifted release triggers correction if enabled",
                     State::Drifted,
@@ -739,13 +740,7 @@ mod tests {
                 )
             },
             C {
-                spec: HelmReleaseSpec {
-                    drift_detection: Some(tidegate_api::helmrelease::DriftDetection {
-                        mode: Some("warn".into()),
-                        ignore: vec![],
-                    }),
-                    ..Default::default()
-                },
+                spec: drift_mode("warn"),
                 ..c(
                     "drifted release only triggers event if mode is warn",
                     State::Drifted,

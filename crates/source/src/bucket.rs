@@ -1,0 +1,252 @@
+//! S3-compatible buckets, as Flux's Bucket source reads them with its `generic` provider:
+//! whether the bucket exists, every object under a prefix with its ETag (quotes removed, as
+//! minio-go gives it), Flux's revision over that listing, and downloads. Requests are signed
+//! with AWS Signature V4 (`rusty-s3`, sans-IO) and sent with the caller's HTTP client, so TLS
+//! and proxy settings are the caller's.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rusty_s3::actions::{GetObject, ListObjectsV2};
+use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+use sha2::{Digest, Sha256};
+
+/// How long a signed request stays valid.
+const SIGNED_FOR: Duration = Duration::from_secs(300);
+
+/// Where a bucket is and how to reach it.
+#[derive(Debug, Clone)]
+pub struct BucketOptions {
+    /// `host[:port]` (Flux's `spec.endpoint`, no scheme); a scheme is accepted too.
+    pub endpoint: String,
+    /// Plain HTTP (`spec.insecure`).
+    pub insecure: bool,
+    /// `spec.bucketName`.
+    pub bucket: String,
+    /// `spec.region` (default `us-east-1`).
+    pub region: String,
+    /// `accesskey` and `secretkey` of `spec.secretRef`; anonymous when absent.
+    pub credentials: Option<(String, String)>,
+}
+
+/// A bucket request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BucketError {
+    /// The endpoint or bucket name cannot form a URL.
+    #[error("invalid bucket endpoint '{0}': {1}")]
+    Endpoint(String, String),
+    /// The request did not complete.
+    #[error("{0}")]
+    Transport(String),
+    /// The server answered with an error status.
+    #[error("{operation}: {status}{detail}")]
+    Status {
+        /// What was asked.
+        operation: String,
+        /// The HTTP status.
+        status: u16,
+        /// S3's error code and message, when the body has them.
+        detail: String,
+    },
+    /// A listing did not parse.
+    #[error("failed to parse the object listing: {0}")]
+    Listing(String),
+    /// An object is larger than allowed.
+    #[error("object '{0}' is larger than {1} bytes")]
+    TooLarge(String, u64),
+}
+
+impl BucketError {
+    /// The HTTP status of the answer, when the server gave one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            BucketError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// A client for one bucket.
+pub struct BucketClient {
+    bucket: Bucket,
+    credentials: Option<Credentials>,
+    http: reqwest::Client,
+}
+
+impl BucketClient {
+    /// A client for `options`, sending with `http`.
+    pub fn new(
+        options: &BucketOptions,
+        http: reqwest::Client,
+    ) -> Result<BucketClient, BucketError> {
+        let endpoint = if options.endpoint.contains("://") {
+            options.endpoint.clone()
+        } else {
+            let scheme = if options.insecure { "http" } else { "https" };
+            format!("{scheme}://{}", options.endpoint)
+        };
+        let url = url::Url::parse(&endpoint)
+            .map_err(|e| BucketError::Endpoint(options.endpoint.clone(), e.to_string()))?;
+        let region = if options.region.is_empty() {
+            "us-east-1".to_string()
+        } else {
+            options.region.clone()
+        };
+        // Path style works with every S3-compatible server; AWS still serves it.
+        let bucket = Bucket::new(url, UrlStyle::Path, options.bucket.clone(), region)
+            .map_err(|e| BucketError::Endpoint(options.endpoint.clone(), e.to_string()))?;
+        let credentials = options
+            .credentials
+            .as_ref()
+            .map(|(k, s)| Credentials::new(k.clone(), s.clone()));
+        Ok(BucketClient {
+            bucket,
+            credentials,
+            http,
+        })
+    }
+
+    async fn send(&self, operation: &str, url: url::Url) -> Result<reqwest::Response, BucketError> {
+        let response = self
+            .http
+            .get(url.as_str())
+            .send()
+            .await
+            .map_err(|e| BucketError::Transport(format!("{operation}: {e}")))?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap_or_default();
+        Err(BucketError::Status {
+            operation: operation.to_string(),
+            status,
+            detail: s3_error(&body),
+        })
+    }
+
+    /// Whether the bucket exists (a 404 is `false`; other failures are errors).
+    pub async fn exists(&self) -> Result<bool, BucketError> {
+        // A HEAD has no body to explain a refusal; listing one key says why.
+        let mut list = ListObjectsV2::new(&self.bucket, self.credentials.as_ref());
+        list.with_max_keys(1);
+        match self.send("bucket exists", list.sign(SIGNED_FOR)).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.status() == Some(404) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every object below `prefix` with its ETag (quotes removed), all pages.
+    pub async fn list(&self, prefix: &str) -> Result<BTreeMap<String, String>, BucketError> {
+        let mut out = BTreeMap::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut list = ListObjectsV2::new(&self.bucket, self.credentials.as_ref());
+            if !prefix.is_empty() {
+                list.with_prefix(prefix);
+            }
+            if let Some(t) = &token {
+                list.with_continuation_token(t.clone());
+            }
+            let body = self
+                .send("listing objects", list.sign(SIGNED_FOR))
+                .await?
+                .text()
+                .await
+                .map_err(|e| BucketError::Transport(format!("listing objects: {e}")))?;
+            let page = ListObjectsV2::parse_response(&body)
+                .map_err(|e| BucketError::Listing(e.to_string()))?;
+            for c in page.contents {
+                let etag = c.etag.unwrap_or_default();
+                out.insert(c.key, etag.trim_matches('"').to_string());
+            }
+            match page.next_continuation_token {
+                Some(t) => token = Some(t),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// The object `key`, at most `limit` bytes; `None` when it does not exist.
+    pub async fn get(&self, key: &str, limit: u64) -> Result<Option<Vec<u8>>, BucketError> {
+        let url = GetObject::new(&self.bucket, self.credentials.as_ref(), key).sign(SIGNED_FOR);
+        let operation = format!("downloading object '{key}'");
+        let mut response = match self.send(&operation, url).await {
+            Ok(r) => r,
+            Err(e) if e.status() == Some(404) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| BucketError::Transport(format!("{operation}: {e}")))?
+        {
+            if body.len() as u64 + chunk.len() as u64 > limit {
+                return Err(BucketError::TooLarge(key.to_string(), limit));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Some(body))
+    }
+}
+
+/// `: <Code>: <Message>` from an S3 error body, or nothing.
+fn s3_error(body: &str) -> String {
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        let start = body.find(&open)? + open.len();
+        let end = body[start..].find(&close)? + start;
+        Some(body[start..end].to_string())
+    };
+    match (tag("Code"), tag("Message")) {
+        (Some(c), Some(m)) => format!(" {c}: {m}"),
+        (Some(c), None) => format!(" {c}"),
+        _ => String::new(),
+    }
+}
+
+/// Flux's Bucket revision: `sha256:` and the hex SHA-256 of `"<key> <etag>\n"` for every
+/// object, keys in ascending order.
+pub fn revision(index: &BTreeMap<String, String>) -> String {
+    let mut h = Sha256::new();
+    for (key, etag) in index {
+        h.update(key.as_bytes());
+        h.update(b" ");
+        h.update(etag.as_bytes());
+        h.update(b"\n");
+    }
+    format!("sha256:{:x}", h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example of Flux's `internal/index` digest: lines sorted by key.
+    #[test]
+    fn revision_hashes_sorted_key_etag_lines() {
+        let mut index = BTreeMap::new();
+        index.insert("dir/b.yaml".to_string(), "e2".to_string());
+        index.insert("a.yaml".to_string(), "e1".to_string());
+        let mut h = Sha256::new();
+        h.update(b"a.yaml e1\ndir/b.yaml e2\n");
+        assert_eq!(revision(&index), format!("sha256:{:x}", h.finalize()));
+        assert_eq!(
+            revision(&BTreeMap::new()),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn s3_error_bodies_are_summarized() {
+        let body = "<?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>";
+        assert_eq!(
+            s3_error(body),
+            " NoSuchBucket: The specified bucket does not exist"
+        );
+        assert_eq!(s3_error("nothing"), "");
+    }
+}
