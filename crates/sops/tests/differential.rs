@@ -297,3 +297,25 @@ fn cloud_kms_recipients_are_reported_as_not_supported() {
     );
     assert!(err.contains("AWS KMS keys need the key service"), "{err}");
 }
+
+#[test]
+fn nesting_deeper_than_the_limit_is_refused_not_a_crash() {
+    // 2,000 nested mappings (600 overflowed a 2 MiB stack before the limit) with sops
+    // metadata: refused with a message, on a small stack.
+    let mut doc = String::from("a:\n");
+    for i in 1..2_000 {
+        doc.push_str(&" ".repeat(i));
+        doc.push_str("k:\n");
+    }
+    doc.push_str("sops:\n  mac: ENC[x]\n  lastmodified: \"2024-01-01T00:00:00Z\"\n");
+    let handle = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || {
+            decrypt(doc.as_bytes(), Format::Yaml, Format::Yaml, &Keys::new())
+                .unwrap_err()
+                .to_string()
+        })
+        .unwrap();
+    let err = handle.join().expect("no stack overflow");
+    assert!(err.contains("exceeded max depth of 300"), "{err}");
+}

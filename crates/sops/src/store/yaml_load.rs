@@ -12,6 +12,11 @@ use tidegate_core::yaml::{Resolver, resolve_plain};
 use super::StoreError;
 use crate::tree::{Branch, Comment, Item, Key, Value};
 
+/// How deep collections may nest. The tree is walked recursively, on threads with 2 MiB
+/// stacks; 400 levels were measured to fit in a debug build. Kubernetes objects nest a few
+/// dozen levels at most (and kustomize's reader stops at 128); go-yaml allows 10,000.
+const MAX_DEPTH: usize = 300;
+
 /// A position: line (1-based) and column (0-based, in characters).
 type Pos = (usize, usize);
 
@@ -75,6 +80,7 @@ pub fn load(text: &[u8]) -> Result<Vec<Branch>, StoreError> {
         events: events.into_iter().collect(),
         anchors: HashMap::new(),
         lines,
+        depth: 0,
     };
     let mut docs: Vec<(Pos, Option<Node>)> = Vec::new();
     while let Some((ev, span)) = b.events.pop_front() {
@@ -313,6 +319,7 @@ struct Builder<'a> {
     events: VecDeque<(Event<'a>, Span)>,
     anchors: HashMap<usize, Node>,
     lines: Vec<Vec<char>>,
+    depth: usize,
 }
 
 impl Builder<'_> {
@@ -342,6 +349,19 @@ impl Builder<'_> {
     }
 
     fn node(&mut self) -> Result<Node, StoreError> {
+        self.depth += 1;
+        let res = if self.depth > MAX_DEPTH {
+            Err(StoreError::Parse(format!(
+                "Error unmarshaling input YAML: exceeded max depth of {MAX_DEPTH}"
+            )))
+        } else {
+            self.node_at_depth()
+        };
+        self.depth -= 1;
+        res
+    }
+
+    fn node_at_depth(&mut self) -> Result<Node, StoreError> {
         let Some((ev, span)) = self.events.pop_front() else {
             return Err(StoreError::Parse(
                 "Error unmarshaling input YAML: unexpected end of stream".into(),
