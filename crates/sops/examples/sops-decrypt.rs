@@ -25,14 +25,22 @@ fn main() {
     while i < args.len() {
         let next = || args.get(i + 1).cloned().unwrap_or_default();
         match args[i].as_str() {
-            "--age" => {
-                let text = std::fs::read_to_string(next()).expect("age key file");
-                keys.add_age(&text).expect("age key");
-                i += 1;
-            }
-            "--pgp" => {
-                let text = std::fs::read_to_string(next()).expect("pgp key file");
-                keys.add_pgp(&text).expect("pgp key");
+            flag @ ("--age" | "--pgp") => {
+                let path = next();
+                let added = std::fs::read_to_string(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| {
+                        let res = if flag == "--age" {
+                            keys.add_age(&text)
+                        } else {
+                            keys.add_pgp(&text)
+                        };
+                        res.map_err(|e| e.to_string())
+                    });
+                if let Err(e) = added {
+                    eprintln!("{path}: {e}");
+                    std::process::exit(2);
+                }
                 i += 1;
             }
             "--input-type" => {
@@ -49,7 +57,14 @@ fn main() {
     }
     let mut status = 0;
     for f in files {
-        let data = std::fs::read(&f).expect("input file");
+        let data = match std::fs::read(&f) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("{f}: {e}");
+                status = 1;
+                continue;
+            }
+        };
         let input = input.unwrap_or_else(|| Format::from_path(&f));
         let output = output.unwrap_or(input);
         match decrypt(&data, input, output, &keys) {

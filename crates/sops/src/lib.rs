@@ -142,13 +142,27 @@ pub fn decrypt(
         format: input.name(),
         message,
     };
-    let mut branches = match input {
+    let branches = match input {
         Format::Yaml => store::load_yaml(data),
         Format::Json | Format::Binary => store::json::load(data),
         Format::Dotenv => store::dotenv::load(data),
         Format::Ini => store::ini::load(data),
     }
     .map_err(|e| load_err(e.to_string()))?;
+    decrypt_loaded(branches, input, output, keys)
+}
+
+/// Takes the metadata out of loaded `branches`, decrypts them and writes them as `output`.
+fn decrypt_loaded(
+    mut branches: Vec<Branch>,
+    input: Format,
+    output: Format,
+    keys: &Keys,
+) -> Result<Zeroizing<Vec<u8>>, DecryptError> {
+    let load_err = |message: String| DecryptError::Load {
+        format: input.name(),
+        message,
+    };
     let meta_json = match input {
         Format::Yaml | Format::Json | Format::Binary => metadata::take(&mut branches),
         Format::Dotenv => flat(store::dotenv::take_metadata(&mut branches)),
@@ -206,7 +220,8 @@ pub fn decrypt_stream(
         if !include(&plain_json(&branches[0])) {
             return Ok(Zeroizing::new(data.to_vec()));
         }
-        return decrypt(data, Format::Yaml, Format::Yaml, keys);
+        // The stream was loaded once already: decrypt what was read.
+        return decrypt_loaded(branches, Format::Yaml, Format::Yaml, keys);
     }
     for i in with_meta {
         if !include(&plain_json(&branches[i])) {

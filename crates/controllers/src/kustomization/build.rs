@@ -198,10 +198,7 @@ fn is_sops_encrypted(obj: &Value) -> bool {
     obj.get("kind").and_then(Value::as_str) == Some("Secret")
         && obj.get("apiVersion").and_then(Value::as_str) == Some("v1")
         && obj.get("sops").is_some()
-        && !obj
-            .pointer("/metadata/annotations/kustomize.toolkit.fluxcd.io~1decrypt")
-            .and_then(Value::as_str)
-            .is_some_and(|v| v.eq_ignore_ascii_case("disabled"))
+        && !decrypt::disabled(obj)
 }
 
 /// `root` joined with `path` as Flux's secure join does: `..` never climbs above `root`.

@@ -226,11 +226,7 @@ fn walk(
         .flatten()
     {
         if let Some(path) = p.get("path").and_then(Value::as_str) {
-            let format = match Format::from_path(path) {
-                Format::Json => Format::Json,
-                _ => Format::Yaml,
-            };
-            note(path, Purpose::Source(format));
+            note(path, Purpose::Source(resource_format(path)));
         }
     }
     let mut nested = strings(k.get("resources"));
@@ -307,7 +303,7 @@ impl ReadFilter for SopsFilter {
 }
 
 /// Whether an object turns decryption off with Flux's annotation.
-fn disabled(obj: &Value) -> bool {
+pub(super) fn disabled(obj: &Value) -> bool {
     obj.pointer("/metadata/annotations")
         .and_then(|a| a.get(DECRYPT_ANNOTATION))
         .and_then(Value::as_str)

@@ -60,11 +60,13 @@ pub fn load(text: &[u8]) -> Result<Vec<Branch>, StoreError> {
         } else {
             unquote_value(&value)
         };
-        let (_, branch) = sections.last_mut().expect("the default section exists");
-        branch.push(Item::new(key, Value::Str(value)));
-        if !pending.is_empty() {
-            branch.push(Item::comment(strip_comment_char(&pending.join("\n"))));
-            pending.clear();
+        // The list starts with the default section, so there is always a last one.
+        if let Some((_, branch)) = sections.last_mut() {
+            branch.push(Item::new(key, Value::Str(value)));
+            if !pending.is_empty() {
+                branch.push(Item::comment(strip_comment_char(&pending.join("\n"))));
+                pending.clear();
+            }
         }
     }
     let branch = sections
