@@ -15,6 +15,13 @@ pub const HELM_REPOSITORY: &str =
 /// `helmcharts.source.toolkit.fluxcd.io`.
 pub const HELM_CHART: &str = include_str!("../crds/source.toolkit.fluxcd.io_helmcharts.yaml");
 
+/// `buckets.source.toolkit.fluxcd.io`.
+pub const BUCKET: &str = include_str!("../crds/source.toolkit.fluxcd.io_buckets.yaml");
+
+/// `externalartifacts.source.toolkit.fluxcd.io`.
+pub const EXTERNAL_ARTIFACT: &str =
+    include_str!("../crds/source.toolkit.fluxcd.io_externalartifacts.yaml");
+
 /// `kustomizations.kustomize.toolkit.fluxcd.io`.
 pub const KUSTOMIZATION: &str =
     include_str!("../crds/kustomize.toolkit.fluxcd.io_kustomizations.yaml");
@@ -29,6 +36,8 @@ pub fn all() -> Vec<&'static str> {
         OCI_REPOSITORY,
         HELM_REPOSITORY,
         HELM_CHART,
+        BUCKET,
+        EXTERNAL_ARTIFACT,
         KUSTOMIZATION,
         HELM_RELEASE,
     ]
@@ -68,6 +77,8 @@ mod tests {
                 "ocirepositories.source.toolkit.fluxcd.io",
                 "helmrepositories.source.toolkit.fluxcd.io",
                 "helmcharts.source.toolkit.fluxcd.io",
+                "buckets.source.toolkit.fluxcd.io",
+                "externalartifacts.source.toolkit.fluxcd.io",
                 "kustomizations.kustomize.toolkit.fluxcd.io",
                 "helmreleases.helm.toolkit.fluxcd.io"
             ]

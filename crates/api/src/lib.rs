@@ -1,8 +1,10 @@
 //! The Flux APIs Tidegate serves: Rust types for controllers and the CRD manifests that install
 //! them (`tidegate install --export`). The manifests accept Flux's own manifests unchanged.
 
+pub mod bucket;
 pub mod conditions;
 pub mod crds;
+pub mod externalartifact;
 pub mod gitrepository;
 pub mod helmchart;
 pub mod helmrelease;
@@ -11,6 +13,8 @@ pub mod kustomization;
 pub mod meta;
 pub mod ocirepository;
 
+pub use bucket::{Bucket, BucketSpec, BucketStatus};
+pub use externalartifact::{ExternalArtifact, ExternalArtifactSpec, ExternalArtifactStatus};
 pub use gitrepository::{GitRepository, GitRepositorySpec, GitRepositoryStatus};
 pub use helmchart::{HelmChart, HelmChartSpec, HelmChartStatus};
 pub use helmrelease::{HelmRelease, HelmReleaseSpec, HelmReleaseStatus};

@@ -358,3 +358,130 @@ async fn flux_documented_helm_repositories_are_accepted_unchanged() {
     let err = server.fails_stdin(&["apply", "-f", "-"], bad);
     assert!(err.contains("spec.url"), "{err}");
 }
+
+/// Buckets as Flux's docs/spec/v1/buckets.md writes them.
+const FLUX_BUCKETS: &str = r#"apiVersion: source.toolkit.fluxcd.io/v1
+kind: Bucket
+metadata: {name: minio-bucket, namespace: default}
+spec:
+  interval: 5m0s
+  endpoint: minio.example.com
+  insecure: true
+  secretRef:
+    name: minio-bucket-secret
+  bucketName: example
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: Bucket
+metadata: {name: generic-insecure, namespace: default}
+spec:
+  provider: generic
+  interval: 5m0s
+  bucketName: podinfo
+  endpoint: minio.minio.svc.cluster.local:9000
+  timeout: 60s
+  insecure: true
+  secretRef:
+    name: minio-credentials
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: Bucket
+metadata: {name: aws, namespace: default}
+spec:
+  interval: 5m0s
+  provider: aws
+  bucketName: podinfo
+  endpoint: s3.amazonaws.com
+  region: us-east-1
+  timeout: 30s
+---
+apiVersion: source.toolkit.fluxcd.io/v1beta2
+kind: Bucket
+metadata: {name: ldap, namespace: default}
+spec:
+  interval: 5m0s
+  provider: generic
+  bucketName: podinfo
+  endpoint: minio.example.com
+  prefix: apps/
+  ignore: "*.md"
+  sts:
+    provider: ldap
+    endpoint: https://minio.example.com
+    secretRef: {name: ldap-credentials}
+    certSecretRef: {name: ldap-tls}
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flux_documented_buckets_are_accepted_and_the_cel_rules_hold() {
+    let server = common::start().await;
+    server.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &tidegate_api::crds::stream(),
+    );
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/buckets.source.toolkit.fluxcd.io",
+        "crd/externalartifacts.source.toolkit.fluxcd.io",
+    ]);
+    let out = server.ok_stdin(&["apply", "-f", "-"], FLUX_BUCKETS);
+    assert_eq!(out.matches(" created").count(), 4, "{out}");
+    let stored = server.ok(&["get", "buckets", "minio-bucket", "-o", "json"]);
+    let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored["apiVersion"], "source.toolkit.fluxcd.io/v1");
+    assert_eq!(stored["spec"]["provider"], "generic");
+    assert_eq!(stored["spec"]["timeout"], "60s");
+    assert_eq!(stored["status"]["observedGeneration"], -1);
+    let table = server.ok(&["get", "buckets"]);
+    let header = table.lines().next().unwrap();
+    for column in ["ENDPOINT", "AGE", "READY", "STATUS"] {
+        assert!(header.contains(column), "{table}");
+    }
+    for doc in tidegate_core::yaml::parse_stream(FLUX_BUCKETS).unwrap() {
+        let typed: tidegate_api::Bucket = serde_json::from_value(doc.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&typed.spec).unwrap(), doc["spec"]);
+    }
+    // Flux's CEL rules, with Flux's messages.
+    let base = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: Bucket\nmetadata: {name: bad, namespace: default}\nspec:\n  interval: 5m\n  bucketName: b\n  endpoint: e\n";
+    for (extra, message) in [
+        (
+            "  serviceAccountName: sa\n",
+            "ServiceAccountName is not supported for the 'generic' Bucket provider",
+        ),
+        (
+            "  provider: aws\n  secretRef: {name: s}\n  serviceAccountName: sa\n",
+            "cannot set both .spec.secretRef and .spec.serviceAccountName",
+        ),
+        (
+            "  provider: gcp\n  sts: {provider: aws, endpoint: https://sts.example.com}\n",
+            "STS configuration is only supported for the 'aws' and 'generic' Bucket providers",
+        ),
+        (
+            "  sts: {provider: aws, endpoint: https://sts.example.com}\n",
+            "'ldap' is the only supported STS provider for the 'generic' Bucket provider",
+        ),
+        (
+            "  provider: aws\n  sts: {provider: aws, endpoint: https://sts.example.com, secretRef: {name: s}}\n",
+            "spec.sts.secretRef is not required for the 'aws' STS provider",
+        ),
+    ] {
+        let err = server.fails_stdin(&["apply", "-f", "-"], &format!("{base}{extra}"));
+        assert!(err.contains(message), "{extra}: {err}");
+    }
+    let err = server.fails_stdin(
+        &["apply", "-f", "-"],
+        &base.replace("  bucketName: b\n", ""),
+    );
+    assert!(err.contains("spec.bucketName: Required value"), "{err}");
+
+    // ExternalArtifacts: written by their producer, status included.
+    let ea = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: ExternalArtifact\nmetadata: {name: podinfo, namespace: default}\nspec:\n  sourceRef: {apiVersion: source.extensions.fluxcd.io/v1beta1, kind: ArtifactGenerator, name: podinfo}\n";
+    server.ok_stdin(&["apply", "-f", "-"], ea);
+    let table = server.ok(&["get", "ea"]);
+    let header = table.lines().next().unwrap();
+    for column in ["AGE", "READY", "STATUS", "SOURCE"] {
+        assert!(header.contains(column), "{table}");
+    }
+    assert!(table.contains("podinfo"), "{table}");
+}

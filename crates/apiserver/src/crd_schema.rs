@@ -138,10 +138,24 @@ fn shown(v: &Value) -> String {
 }
 
 /// Validates `v` against `schema` at `path`, collecting causes.
-pub fn validate(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) {
+#[cfg(test)]
+fn validate(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) {
+    validate_update(schema, v, None, path, out);
+}
+
+/// Validates `v`, which replaces `old` (an update) or nothing, against `schema` at `path`:
+/// the structural checks, then the node's CEL rules (transition rules see `old`).
+fn validate_update(
+    schema: &Value,
+    v: &Value,
+    old: Option<&Value>,
+    path: &str,
+    out: &mut Vec<Cause>,
+) {
     if !check_type(schema, v, path, out) {
         return;
     }
+    crate::crd_cel::check(schema, v, old, path, out);
     if let Some(options) = schema.get("enum").and_then(Value::as_array)
         && !options.contains(v)
     {
@@ -266,12 +280,13 @@ pub fn validate(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) {
             }
             if let Some(item_schema) = schema.get("items") {
                 for (i, it) in items.iter().enumerate() {
-                    validate(item_schema, it, &format!("{path}[{i}]"), out);
+                    let before = old.and_then(|o| correlated_item(schema, it, o));
+                    validate_update(item_schema, it, before, &format!("{path}[{i}]"), out);
                 }
             }
         }
         Value::Object(map) => {
-            validate_object(schema, map, path, out);
+            validate_object(schema, map, old.and_then(Value::as_object), path, out);
         }
         _ => {}
     }
@@ -281,7 +296,7 @@ pub fn validate(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) {
                 .iter()
                 .map(|s| {
                     let mut c = Vec::new();
-                    validate(s, v, path, &mut c);
+                    validate_update(s, v, old, path, &mut c);
                     c
                 })
                 .collect();
@@ -310,7 +325,30 @@ pub fn validate(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) {
     }
 }
 
-fn validate_object(schema: &Value, map: &Map<String, Value>, path: &str, out: &mut Vec<Cause>) {
+/// The item of `old` (a list) that `item` replaces: for `x-kubernetes-list-type: map`, the
+/// one with the same keys (other lists do not correlate items, as in Kubernetes).
+fn correlated_item<'a>(schema: &Value, item: &Value, old: &'a Value) -> Option<&'a Value> {
+    if schema.get("x-kubernetes-list-type").and_then(Value::as_str) != Some("map") {
+        return None;
+    }
+    let keys: Vec<&str> = schema
+        .get("x-kubernetes-list-map-keys")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    old.as_array()?
+        .iter()
+        .find(|o| keys.iter().all(|k| o.get(k) == item.get(k)))
+}
+
+fn validate_object(
+    schema: &Value,
+    map: &Map<String, Value>,
+    old: Option<&Map<String, Value>>,
+    path: &str,
+    out: &mut Vec<Cause>,
+) {
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
         for r in req.iter().filter_map(Value::as_str) {
             if !map.contains_key(r) {
@@ -330,10 +368,11 @@ fn validate_object(schema: &Value, map: &Map<String, Value>, path: &str, out: &m
     let props = schema.get("properties").and_then(Value::as_object);
     let additional = schema.get("additionalProperties").filter(|a| a.is_object());
     for (k, v) in map {
+        let before = old.and_then(|o| o.get(k));
         if let Some(sub) = props.and_then(|p| p.get(k)) {
-            validate(sub, v, &child(path, k), out);
+            validate_update(sub, v, before, &child(path, k), out);
         } else if let Some(add) = additional {
-            validate(add, v, &child(path, k), out);
+            validate_update(add, v, before, &child(path, k), out);
         }
     }
 }
@@ -400,8 +439,9 @@ pub fn apply_defaults(schema: &Value, value: &mut Value, root: bool) {
     }
 }
 
-/// Validates a custom resource (metadata aside) against its version's schema.
-pub fn validate_custom(r: &ResourceInfo, obj: &Value) -> Vec<Cause> {
+/// Validates a custom resource (metadata aside) against its version's schema; `old` is the
+/// object it replaces on an update (for CEL transition rules).
+pub fn validate_custom(r: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     let mut out = Vec::new();
     let Some(schema) = &r.schema else {
         return out;
@@ -421,7 +461,13 @@ pub fn validate_custom(r: &ResourceInfo, obj: &Value) -> Vec<Cause> {
                 props.remove(k);
             }
         }
-        validate_object(&schema, &body, "", &mut out);
+        let old_body = old.and_then(Value::as_object);
+        validate_object(&schema, &body, old_body, "", &mut out);
+        // Rules on the root see the whole object, metadata included (a root path prints as
+        // `<nil>`, as kube-apiserver prints it).
+        if let Some(root) = r.schema.as_ref() {
+            crate::crd_cel::check(root, obj, old, "<nil>", &mut out);
+        }
     }
     out
 }

@@ -161,7 +161,7 @@ pub fn validate(
         return validate_crd(state, obj, old);
     }
     let mut out = if r.custom {
-        crate::crd_schema::validate_custom(r, obj)
+        crate::crd_schema::validate_custom(r, obj, old)
     } else {
         crate::validate::validate(&r.group, &r.kind, obj, old)
     };

@@ -18,6 +18,7 @@
 mod allocate;
 pub mod auth;
 mod controllers;
+mod crd_cel;
 mod crd_schema;
 pub mod defaults;
 pub mod discovery;

@@ -276,6 +276,89 @@ async fn custom_resources() {
     assert!(crds.trim().is_empty(), "{crds}");
 }
 
+/// A CRD with CEL validation rules: a rule on `spec`, a transition rule (`oldSelf`) making a
+/// field immutable, a rule on the root that reads metadata, and a `messageExpression`.
+const CEL_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-validations:
+        - rule: "self.metadata.name.startsWith('g-')"
+          message: "name must start with g-"
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: "!has(self.max) || self.min <= self.max"
+              messageExpression: "'min ' + string(self.min) + ' exceeds max ' + string(self.max)"
+            properties:
+              min: {type: integer, default: 0}
+              max: {type: integer}
+              class:
+                type: string
+                x-kubernetes-validations:
+                - {rule: "self == oldSelf", message: "class is immutable"}
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn crd_cel_validation_rules_are_enforced() {
+    let t = common::start().await;
+    t.ok_stdin(&["apply", "-f", "-"], CEL_CRD);
+    t.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gadgets.example.com",
+    ]);
+    let gadget = |name: &str, spec: &str| {
+        format!(
+            "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {{name: {name}}}\nspec: {spec}\n"
+        )
+    };
+    t.ok_stdin(
+        &["apply", "-f", "-"],
+        &gadget("g-one", "{min: 1, max: 3, class: a}"),
+    );
+    let err = t.fails_stdin(&["apply", "-f", "-"], &gadget("g-two", "{min: 5, max: 3}"));
+    assert!(
+        err.contains(
+            "The Gadget \"g-two\" is invalid: spec: Invalid value: \"object\": min 5 exceeds max 3"
+        ),
+        "{err}"
+    );
+    let err = t.fails_stdin(&["apply", "-f", "-"], &gadget("two", "{min: 1}"));
+    assert!(
+        err.contains("<nil>: Invalid value: \"object\": name must start with g-"),
+        "{err}"
+    );
+    // The transition rule: the class may be set on create, never changed after.
+    let err = t.fails_stdin(
+        &["apply", "-f", "-"],
+        &gadget("g-one", "{min: 1, max: 3, class: b}"),
+    );
+    assert!(
+        err.contains("spec.class: Invalid value: \"string\": class is immutable"),
+        "{err}"
+    );
+    t.ok_stdin(
+        &["apply", "-f", "-"],
+        &gadget("g-one", "{min: 2, max: 3, class: a}"),
+    );
+    let min = t.ok(&["get", "gadget", "g-one", "-o", "jsonpath={.spec.min}"]);
+    assert_eq!(min, "2");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_input_is_refused_with_kube_messages() {
     let t = common::start().await;

@@ -2,25 +2,8 @@
 //! with optional values, cel-go's string and encoder extensions, and the variables of an
 //! activation given as JSON. Flux's error texts.
 
-use std::sync::{Arc, LazyLock};
-
-use cel::{Context, Env, Program};
 use serde_json::{Map, Value};
-
-static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
-    let mut env = Env::stdlib();
-    for ext in [
-        cel::extensions::strings as fn(&mut Env) -> Result<(), cel::DeclarationError>,
-        cel::extensions::encoders,
-        cel::extensions::lists,
-        cel::extensions::math,
-    ] {
-        if let Err(e) = env.add_extension(ext) {
-            tracing::error!(error = %e, "CEL extension not registered");
-        }
-    }
-    Arc::new(env)
-});
+use tidegate_core::cel::Program;
 
 /// A parsed expression.
 pub struct Expression {
@@ -38,7 +21,7 @@ impl Expression {
     /// Parses `expr`: `failed to parse the CEL expression '<expr>': <issues>` when it is not
     /// valid CEL.
     pub fn parse(expr: &str) -> Result<Expression, String> {
-        let program = ENV
+        let program = tidegate_core::cel::env()
             .compile(expr)
             .map_err(|e| format!("failed to parse the CEL expression '{expr}': {e}"))?;
         Ok(Expression {
@@ -55,7 +38,7 @@ impl Expression {
     /// Evaluates with each entry of `variables` as a variable (an object's top-level fields,
     /// or `self` and `dep`), expecting a boolean.
     pub fn evaluate_bool(&self, variables: &Map<String, Value>) -> Result<bool, String> {
-        let mut ctx = Context::with_env(ENV.clone());
+        let mut ctx = tidegate_core::cel::context();
         for (k, v) in variables {
             ctx.add_variable(k.clone(), v.clone()).map_err(|e| {
                 format!(
@@ -65,7 +48,7 @@ impl Expression {
             })?;
         }
         match self.program.execute(&ctx) {
-            Ok(cel::Value::Bool(b)) => Ok(b),
+            Ok(tidegate_core::cel::Value::Bool(b)) => Ok(b),
             Ok(_) => Err(format!(
                 "failed to evaluate CEL expression as boolean: '{}'",
                 self.source

@@ -5,6 +5,7 @@
 //! other crate speaks: object references (`Kind/Namespace/Name`), label and field selectors, and
 //! YAML streams.
 
+pub mod cel;
 pub mod duration;
 pub mod gojson;
 pub mod labels;
