@@ -7,7 +7,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
-    gitrepository, helmchart, helmrelease, helmrepository, kustomization, leader, ocirepository,
+    bucket, gitrepository, helmchart, helmrelease, helmrepository, kustomization, leader,
+    ocirepository,
 };
 use tidegate_source::storage::{Retention, Storage};
 
@@ -346,6 +347,13 @@ impl Set {
                 stop(),
             )));
             tasks.push(tokio::spawn(helmchart::run(
+                self.client.clone(),
+                self.storage.clone(),
+                self.metrics.clone(),
+                self.source.clone(),
+                stop(),
+            )));
+            tasks.push(tokio::spawn(bucket::run(
                 self.client.clone(),
                 self.storage.clone(),
                 self.metrics.clone(),

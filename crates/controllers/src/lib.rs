@@ -4,12 +4,14 @@
 //! - [`gitrepository`]: `source.toolkit.fluxcd.io/v1` GitRepository (Flux's source-controller);
 //! - [`helmchart`]: `source.toolkit.fluxcd.io/v1` HelmChart (source-controller);
 //! - [`helmrepository`]: `source.toolkit.fluxcd.io/v1` HelmRepository (source-controller);
+//! - [`bucket`]: `source.toolkit.fluxcd.io/v1` Bucket (source-controller);
 //! - [`ocirepository`]: `source.toolkit.fluxcd.io/v1` OCIRepository (source-controller);
 //! - [`helmrelease`]: `helm.toolkit.fluxcd.io/v2` HelmRelease (Flux's helm-controller);
 //! - [`kustomization`]: `kustomize.toolkit.fluxcd.io/v1` Kustomization (Flux's
 //!   kustomize-controller);
 //! - [`events`], [`metrics`], [`status`], [`timing`], [`fresh`]: what every reconciler shares.
 
+pub mod bucket;
 pub mod cluster;
 pub mod events;
 pub mod finalizer;
@@ -24,5 +26,6 @@ pub mod metrics;
 pub mod ocirepository;
 pub mod shared;
 mod source;
+mod sources;
 pub mod status;
 pub mod timing;

@@ -81,22 +81,6 @@ fn oci_repository(name: &str, url: &str, spec: &str) -> String {
     )
 }
 
-/// The files of a stored artifact, downloaded from the artifact server.
-async fn artifact_files(url: &str) -> Vec<String> {
-    let (code, bytes) = http_get(url).await;
-    assert_eq!(code, 200, "{url}");
-    let mut names = Vec::new();
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]));
-    for e in archive.entries().unwrap() {
-        let e = e.unwrap();
-        if e.header().entry_type().is_file() {
-            names.push(e.path().unwrap().to_string_lossy().into_owned());
-        }
-    }
-    names.sort();
-    names
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semver_selects_stores_and_follows_new_tags_and_a_kustomization_applies_it() {
     let reg = Registry::start(Mode::Plain);

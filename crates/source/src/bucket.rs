@@ -1,18 +1,14 @@
 //! S3-compatible buckets, as Flux's Bucket source reads them with its `generic` provider:
 //! whether the bucket exists, every object under a prefix with its ETag (quotes removed, as
 //! minio-go gives it), Flux's revision over that listing, and downloads. Requests are signed
-//! with AWS Signature V4 (`rusty-s3`, sans-IO) and sent with the caller's HTTP client, so TLS
+//! with AWS Signature V4 in the `Authorization` header, as minio-go signs them (listings are
+//! parsed by `rusty-s3`), and sent with the caller's HTTP client, so TLS
 //! and proxy settings are the caller's.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use rusty_s3::actions::{GetObject, ListObjectsV2};
-use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+use rusty_s3::actions::ListObjectsV2;
 use sha2::{Digest, Sha256};
-
-/// How long a signed request stays valid.
-const SIGNED_FOR: Duration = Duration::from_secs(300);
 
 /// Where a bucket is and how to reach it.
 #[derive(Debug, Clone)]
@@ -68,10 +64,30 @@ impl BucketError {
 
 /// A client for one bucket.
 pub struct BucketClient {
-    bucket: Bucket,
-    credentials: Option<Credentials>,
+    /// `scheme://host[:port]`, no trailing slash.
+    base: url::Url,
+    /// The `host` header as signed (`host[:port]`).
+    host: String,
+    bucket: String,
+    region: String,
+    credentials: Option<(String, String)>,
     http: reqwest::Client,
 }
+
+/// An object key as a URL path: each segment URI-encoded, `/` kept (path style).
+fn key_path(key: &str) -> String {
+    key.split('/')
+        .map(|s| percent_encoding::utf8_percent_encode(s, PATH_SEGMENT).to_string())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// SigV4's URI encoding of a path segment.
+const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 
 impl BucketClient {
     /// A client for `options`, sending with `http`.
@@ -85,31 +101,74 @@ impl BucketClient {
             let scheme = if options.insecure { "http" } else { "https" };
             format!("{scheme}://{}", options.endpoint)
         };
-        let url = url::Url::parse(&endpoint)
-            .map_err(|e| BucketError::Endpoint(options.endpoint.clone(), e.to_string()))?;
+        let invalid = |m: String| BucketError::Endpoint(options.endpoint.clone(), m);
+        let base = url::Url::parse(&endpoint).map_err(|e| invalid(e.to_string()))?;
+        if !matches!(base.scheme(), "http" | "https") {
+            return Err(invalid(format!("unsupported scheme '{}'", base.scheme())));
+        }
+        let Some(host) = base.host_str() else {
+            return Err(invalid("no host".to_string()));
+        };
+        let host = match base.port() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.to_string(),
+        };
+        if options.bucket.is_empty() || options.bucket.contains('/') {
+            return Err(invalid(format!("invalid bucket name '{}'", options.bucket)));
+        }
         let region = if options.region.is_empty() {
             "us-east-1".to_string()
         } else {
             options.region.clone()
         };
-        // Path style works with every S3-compatible server; AWS still serves it.
-        let bucket = Bucket::new(url, UrlStyle::Path, options.bucket.clone(), region)
-            .map_err(|e| BucketError::Endpoint(options.endpoint.clone(), e.to_string()))?;
-        let credentials = options
-            .credentials
-            .as_ref()
-            .map(|(k, s)| Credentials::new(k.clone(), s.clone()));
         Ok(BucketClient {
-            bucket,
-            credentials,
+            base,
+            host,
+            bucket: options.bucket.clone(),
+            region,
+            credentials: options.credentials.clone(),
             http,
         })
     }
 
-    async fn send(&self, operation: &str, url: url::Url) -> Result<reqwest::Response, BucketError> {
-        let response = self
-            .http
-            .get(url.as_str())
+    /// A signed GET of `path` (under the bucket) with `query` pairs.
+    async fn send(
+        &self,
+        operation: &str,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+    ) -> Result<reqwest::Response, BucketError> {
+        // Path style works with every S3-compatible server; AWS still serves it.
+        let mut path = format!("/{}", key_path(&self.bucket));
+        if let Some(k) = key {
+            path.push('/');
+            path.push_str(&key_path(k));
+        }
+        let query = crate::sigv4::canonical_query(query);
+        let mut url = format!("{}://{}{}", self.base.scheme(), self.host, path);
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(&query);
+        }
+        let mut request = self.http.get(&url);
+        if let Some((access, secret)) = &self.credentials {
+            let now = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+            let signed = crate::sigv4::sign(
+                "GET",
+                &self.host,
+                &path,
+                &query,
+                &now,
+                &self.region,
+                access,
+                secret,
+            );
+            request = request
+                .header("x-amz-date", signed.amz_date)
+                .header("x-amz-content-sha256", signed.content_sha256)
+                .header("authorization", signed.authorization);
+        }
+        let response = request
             .send()
             .await
             .map_err(|e| BucketError::Transport(format!("{operation}: {e}")))?;
@@ -128,9 +187,8 @@ impl BucketClient {
     /// Whether the bucket exists (a 404 is `false`; other failures are errors).
     pub async fn exists(&self) -> Result<bool, BucketError> {
         // A HEAD has no body to explain a refusal; listing one key says why.
-        let mut list = ListObjectsV2::new(&self.bucket, self.credentials.as_ref());
-        list.with_max_keys(1);
-        match self.send("bucket exists", list.sign(SIGNED_FOR)).await {
+        let query = [("list-type", "2"), ("max-keys", "1")];
+        match self.send("bucket exists", None, &query).await {
             Ok(_) => Ok(true),
             Err(e) if e.status() == Some(404) => Ok(false),
             Err(e) => Err(e),
@@ -142,15 +200,15 @@ impl BucketClient {
         let mut out = BTreeMap::new();
         let mut token: Option<String> = None;
         loop {
-            let mut list = ListObjectsV2::new(&self.bucket, self.credentials.as_ref());
+            let mut query = vec![("list-type", "2")];
             if !prefix.is_empty() {
-                list.with_prefix(prefix);
+                query.push(("prefix", prefix));
             }
             if let Some(t) = &token {
-                list.with_continuation_token(t.clone());
+                query.push(("continuation-token", t.as_str()));
             }
             let body = self
-                .send("listing objects", list.sign(SIGNED_FOR))
+                .send("listing objects", None, &query)
                 .await?
                 .text()
                 .await
@@ -170,9 +228,8 @@ impl BucketClient {
 
     /// The object `key`, at most `limit` bytes; `None` when it does not exist.
     pub async fn get(&self, key: &str, limit: u64) -> Result<Option<Vec<u8>>, BucketError> {
-        let url = GetObject::new(&self.bucket, self.credentials.as_ref(), key).sign(SIGNED_FOR);
         let operation = format!("downloading object '{key}'");
-        let mut response = match self.send(&operation, url).await {
+        let mut response = match self.send(&operation, Some(key), &[]).await {
             Ok(r) => r,
             Err(e) if e.status() == Some(404) => return Ok(None),
             Err(e) => return Err(e),

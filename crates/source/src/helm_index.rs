@@ -18,6 +18,8 @@ pub struct HttpOptions {
     pub insecure_skip_verify: bool,
     /// Timeout of the whole download.
     pub timeout: Duration,
+    /// A proxy for every request (`http://user:pass@host:port`).
+    pub proxy: Option<String>,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -87,6 +89,12 @@ pub fn client(options: &HttpOptions) -> Result<reqwest::Client, IndexFetchError>
             IndexFetchError::Config(format!("invalid client certificate or key: {e}"))
         })?;
         builder = builder.identity(identity);
+    }
+    if let Some(proxy) = &options.proxy {
+        builder = builder.proxy(
+            reqwest::Proxy::all(proxy)
+                .map_err(|e| IndexFetchError::Config(format!("invalid proxy: {e}")))?,
+        );
     }
     builder
         .build()

@@ -117,6 +117,21 @@ impl SourceIgnore {
         SourceIgnore { search }
     }
 
+    /// Whether file `path` (relative, `/`-separated) is left out, by its own rule or because
+    /// a directory above it is (as a walk that does not descend into ignored directories
+    /// decides, and as Flux matches object keys).
+    pub fn excludes_file(&self, path: &str) -> bool {
+        let mut end = 0;
+        while let Some(i) = path[end..].find('/') {
+            end += i;
+            if self.is_ignored(&path[..end], true) {
+                return true;
+            }
+            end += 1;
+        }
+        self.is_ignored(path, false)
+    }
+
     /// Whether `path` (relative, `/`-separated) is left out of the artifact.
     pub fn is_ignored(&self, path: &str, is_dir: bool) -> bool {
         self.search
@@ -153,6 +168,20 @@ mod tests {
         // A comment-only spec.ignore counts as no pattern.
         let ig = SourceIgnore::new([], Some("# nothing\n\n"));
         assert!(ig.is_ignored("logo.png", false));
+    }
+
+    #[test]
+    fn a_file_under_an_ignored_directory_is_excluded() {
+        let ig = SourceIgnore::from_patterns(&[
+            "app/skip/".to_string(),
+            "/*".to_string(),
+            "!/app".to_string(),
+        ]);
+        assert!(ig.excludes_file("app/skip/me.yaml"));
+        assert!(ig.excludes_file("top.yaml"));
+        assert!(ig.excludes_file("other/deep/x.yaml"));
+        assert!(!ig.excludes_file("app/cm.yaml"));
+        assert!(!ig.is_ignored("app/skip/me.yaml", false));
     }
 
     #[test]

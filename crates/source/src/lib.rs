@@ -19,6 +19,7 @@ pub mod oci;
 pub mod package;
 pub mod scratch;
 pub mod server;
+pub mod sigv4;
 pub mod ssh;
 pub mod storage;
 pub mod tls;

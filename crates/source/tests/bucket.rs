@@ -4,75 +4,12 @@
 //! downloads, a missing object and a missing bucket.
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 use tidegate_source::bucket::{BucketClient, BucketOptions, revision};
 
-struct Moto {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-async fn moto() -> Moto {
-    let port = free_port();
-    let child = Command::new("python3")
-        .args([
-            "-m",
-            "moto.server",
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3 with moto[server] is required by this test (installed by .ci/run)");
-    let m = Moto { child, port };
-    for _ in 0..150 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return m;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("moto did not start on port {port} (is moto[server] installed?)");
-}
-
-/// Runs boto3 against the server; the script prints JSON.
-fn boto3(port: u16, script: &str) -> serde_json::Value {
-    let prelude = format!(
-        "import boto3, json, hashlib\ns3 = boto3.client('s3', endpoint_url='http://127.0.0.1:{port}', aws_access_key_id='test', aws_secret_access_key='test', region_name='us-east-1')\n"
-    );
-    let out = Command::new("python3")
-        .args(["-c", &format!("{prelude}{script}")])
-        .output()
-        .expect("python3 with boto3 is required by this test");
-    assert!(
-        out.status.success(),
-        "boto3: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+#[path = "moto_support/mod.rs"]
+mod moto_support;
+use moto_support::moto;
 
 fn client(port: u16, bucket: &str) -> BucketClient {
     BucketClient::new(
@@ -90,11 +27,10 @@ fn client(port: u16, bucket: &str) -> BucketClient {
 
 #[tokio::test]
 async fn listing_revision_and_downloads_match_a_real_s3_server() {
-    let m = moto().await;
+    let m = moto(false).await;
     // 1,205 objects (more than one page of 1,000), nested keys, a key with a space and a plus,
     // and a multipart-looking ETag is not needed: moto gives MD5 ETags for plain uploads.
-    let expected = boto3(
-        m.port,
+    let expected = m.python(
         r#"
 s3.create_bucket(Bucket='flux')
 for i in range(1200):
@@ -133,10 +69,7 @@ print(json.dumps({'index': index, 'revision': 'sha256:' + hashlib.sha256(lines.e
     // A changed object changes the revision; an unchanged listing keeps it.
     let before = revision(&index);
     assert_eq!(revision(&c.list("").await.unwrap()), before);
-    boto3(
-        m.port,
-        "s3.put_object(Bucket='flux', Key='a b+c.yaml', Body=b'x: 2\\n')\nprint('{}')",
-    );
+    m.python("s3.put_object(Bucket='flux', Key='a b+c.yaml', Body=b'x: 2\\n')\nprint('{}')");
     assert_ne!(revision(&c.list("").await.unwrap()), before);
 
     // A bucket that does not exist.

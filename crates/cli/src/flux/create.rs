@@ -1,4 +1,4 @@
-//! `tidegate create source git|oci|helm|chart NAME …` and `tidegate create kustomization NAME …`: build the
+//! `tidegate create source git|oci|helm|chart|bucket NAME …` and `tidegate create kustomization NAME …`: build the
 //! object from flags, print it (`--export`, Flux's YAML with `---` and sorted keys) or apply it
 //! with server-side apply and wait for it to become ready.
 
@@ -41,6 +41,8 @@ pub enum SourceWhat {
     Helm(HelmArgs),
     /// A HelmChart.
     Chart(ChartArgs),
+    /// A Bucket (S3-compatible object storage).
+    Bucket(super::create_bucket::BucketArgs),
 }
 
 /// Flags of `create source chart`.
@@ -208,7 +210,7 @@ pub struct KsArgs {
 }
 
 /// A Go duration as Flux writes it (`1m` → `1m0s`), or the flag's error.
-fn interval(text: &str) -> anyhow::Result<String> {
+pub(super) fn interval(text: &str) -> anyhow::Result<String> {
     let d = tidegate_core::duration::parse(text).map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
     Ok(tidegate_core::duration::format(d))
 }
@@ -396,9 +398,26 @@ async fn create(
     global: &Global,
     timeout: Duration,
 ) -> anyhow::Result<()> {
+    create_with_secret(kind, label, obj, None, global, timeout).await
+}
+
+/// [`create`], applying `secret` (credentials the flags gave) before the object.
+pub(super) async fn create_with_secret(
+    kind: Kind,
+    label: &str,
+    obj: Value,
+    secret: Option<Value>,
+    global: &Global,
+    timeout: Duration,
+) -> anyhow::Result<()> {
     let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
     let client = global.cluster.client().await?;
     action(&format!("generating {label}"));
+    if let Some(secret) = secret {
+        action("applying secret with the credentials");
+        crate::cluster::apply(&client, vec![secret], "applying the secret").await?;
+        success("authentication configured");
+    }
     action(&format!("applying {label}"));
     crate::cluster::apply(&client, vec![obj], &format!("applying {label}")).await?;
     success(&format!("{label} created"));
@@ -431,6 +450,7 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
+        What::Source(SourceWhat::Bucket(a)) => super::create_bucket::run(a).await,
         What::Source(SourceWhat::Oci(a)) => {
             let obj = oci_object(&a)?;
             if a.export {
@@ -530,6 +550,9 @@ mod tests {
             What::Source(SourceWhat::Oci(a)) => export_yaml(&oci_object(&a).unwrap()),
             What::Source(SourceWhat::Helm(a)) => export_yaml(&helm_object(&a).unwrap()),
             What::Source(SourceWhat::Chart(a)) => export_yaml(&chart_object(&a).unwrap()),
+            What::Source(SourceWhat::Bucket(a)) => {
+                export_yaml(&super::super::create_bucket::bucket_object(&a, None).unwrap())
+            }
             What::Kustomization(a) => export_yaml(&kustomization_object(&a).unwrap()),
             What::Helmrelease(a) => {
                 export_yaml(&super::super::create_helmrelease::helmrelease_object(&a).unwrap())

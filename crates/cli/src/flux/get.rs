@@ -7,7 +7,8 @@ use kube::{Api, Client};
 use serde_json::Value;
 
 use super::kind::{
-    GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
+    BUCKET, GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, Kind,
+    OCI_REPOSITORY,
 };
 
 use super::Global;
@@ -39,6 +40,8 @@ pub enum SourceWhat {
     Helm(Args),
     /// HelmCharts.
     Chart(Args),
+    /// Buckets.
+    Bucket(Args),
     /// Every source kind.
     All(Args),
 }
@@ -206,8 +209,15 @@ pub async fn run(what: What) -> anyhow::Result<()> {
         What::Sources(SourceWhat::Oci(a)) => (&[OCI_REPOSITORY], a),
         What::Sources(SourceWhat::Helm(a)) => (&[HELM_REPOSITORY], a),
         What::Sources(SourceWhat::Chart(a)) => (&[HELM_CHART], a),
+        What::Sources(SourceWhat::Bucket(a)) => (&[BUCKET], a),
         What::Sources(SourceWhat::All(a)) => (
-            &[GIT_REPOSITORY, OCI_REPOSITORY, HELM_REPOSITORY, HELM_CHART],
+            &[
+                GIT_REPOSITORY,
+                OCI_REPOSITORY,
+                HELM_REPOSITORY,
+                HELM_CHART,
+                BUCKET,
+            ],
             a,
         ),
         What::Kustomizations(a) => (&[KUSTOMIZATION], a),
@@ -217,6 +227,7 @@ pub async fn run(what: What) -> anyhow::Result<()> {
                 GIT_REPOSITORY,
                 OCI_REPOSITORY,
                 HELM_REPOSITORY,
+                BUCKET,
                 KUSTOMIZATION,
                 HELM_RELEASE,
             ],

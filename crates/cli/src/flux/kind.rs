@@ -70,6 +70,26 @@ pub const HELM_CHART: Kind = Kind {
     verb: "fetched",
 };
 
+/// Buckets.
+pub const BUCKET: Kind = Kind {
+    kind: "Bucket",
+    group: "source.toolkit.fluxcd.io",
+    version: "v1",
+    plural: "buckets",
+    revision: "/status/artifact/revision",
+    verb: "fetched",
+};
+
+/// ExternalArtifacts.
+pub const EXTERNAL_ARTIFACT: Kind = Kind {
+    kind: "ExternalArtifact",
+    group: "source.toolkit.fluxcd.io",
+    version: "v1",
+    plural: "externalartifacts",
+    revision: "/status/artifact/revision",
+    verb: "fetched",
+};
+
 /// HelmReleases.
 pub const HELM_RELEASE: Kind = Kind {
     kind: "HelmRelease",
@@ -87,6 +107,8 @@ pub fn source_kind(kind: &str) -> Option<Kind> {
         "OCIRepository" => Some(OCI_REPOSITORY),
         "HelmRepository" => Some(HELM_REPOSITORY),
         "HelmChart" => Some(HELM_CHART),
+        "Bucket" => Some(BUCKET),
+        "ExternalArtifact" => Some(EXTERNAL_ARTIFACT),
         _ => None,
     }
 }
@@ -151,16 +173,28 @@ pub enum SourceTarget<S: clap::Args> {
     Helm(S),
     /// A HelmChart.
     Chart(S),
+    /// A Bucket.
+    Bucket(S),
+}
+
+impl<S: clap::Args> SourceTarget<S> {
+    /// The kind, Flux's noun for it (`source git`) and the flags.
+    pub fn pick(self) -> (Kind, &'static str, S) {
+        match self {
+            SourceTarget::Git(a) => (GIT_REPOSITORY, "source git", a),
+            SourceTarget::Oci(a) => (OCI_REPOSITORY, "source oci", a),
+            SourceTarget::Helm(a) => (HELM_REPOSITORY, "source helm", a),
+            SourceTarget::Chart(a) => (HELM_CHART, "source chart", a),
+            SourceTarget::Bucket(a) => (BUCKET, "source bucket", a),
+        }
+    }
 }
 
 impl<A: clap::Args> Target<A, A, A> {
     /// The kind, Flux's noun for it (`source git`, `kustomization`) and the flags.
     pub fn pick(self) -> (Kind, &'static str, A) {
         match self {
-            Target::Source(SourceTarget::Git(a)) => (GIT_REPOSITORY, "source git", a),
-            Target::Source(SourceTarget::Oci(a)) => (OCI_REPOSITORY, "source oci", a),
-            Target::Source(SourceTarget::Helm(a)) => (HELM_REPOSITORY, "source helm", a),
-            Target::Source(SourceTarget::Chart(a)) => (HELM_CHART, "source chart", a),
+            Target::Source(t) => t.pick(),
             Target::Kustomization(a) => (KUSTOMIZATION, "kustomization", a),
             Target::Helmrelease(a) => (HELM_RELEASE, "helmrelease", a),
         }

@@ -6,6 +6,7 @@ pub mod artifact;
 pub mod build;
 pub mod check;
 pub mod create;
+pub mod create_bucket;
 pub mod create_helmrelease;
 pub mod debug;
 pub mod delete;

@@ -8,10 +8,8 @@ use kube::Client;
 use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
-use super::kind::{
-    GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
-};
-use super::kind::{SourceTarget, Target};
+use super::kind::Target;
+use super::kind::{HELM_CHART, HELM_RELEASE, KUSTOMIZATION, Kind};
 use super::{Global, action, success, waiting};
 
 /// What to reconcile.
@@ -161,43 +159,11 @@ pub async fn request_with(
 /// Runs `reconcile`.
 pub async fn run(what: What) -> anyhow::Result<()> {
     match what {
-        Target::Source(SourceTarget::Git(a)) => {
+        Target::Source(t) => {
+            let (kind, _, a) = t.pick();
             let client = a.global.cluster.client().await?;
             request(
-                GIT_REPOSITORY,
-                &client,
-                &a.global.namespace,
-                &a.name,
-                a.global.timeout,
-            )
-            .await
-        }
-        Target::Source(SourceTarget::Chart(a)) => {
-            let client = a.global.cluster.client().await?;
-            request(
-                HELM_CHART,
-                &client,
-                &a.global.namespace,
-                &a.name,
-                a.global.timeout,
-            )
-            .await
-        }
-        Target::Source(SourceTarget::Helm(a)) => {
-            let client = a.global.cluster.client().await?;
-            request(
-                HELM_REPOSITORY,
-                &client,
-                &a.global.namespace,
-                &a.name,
-                a.global.timeout,
-            )
-            .await
-        }
-        Target::Source(SourceTarget::Oci(a)) => {
-            let client = a.global.cluster.client().await?;
-            request(
-                OCI_REPOSITORY,
+                kind,
                 &client,
                 &a.global.namespace,
                 &a.name,

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::Global;
 use super::kind::{
-    GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY,
+    EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION,
+    OCI_REPOSITORY,
 };
 
 /// Flags of `trace`.
@@ -183,25 +184,52 @@ async fn trace_kustomization(
                 break;
             }
         }
-        let revision = text(&sv, "/status/artifact/revision");
-        if !revision.is_empty() {
-            field(out, "Revision", revision, W);
-            for (label, key) in [
-                ("Origin Revision", "org.opencontainers.image.revision"),
-                ("Origin Source", "org.opencontainers.image.source"),
-            ] {
-                if let Some(v) = sv
-                    .pointer("/status/artifact/metadata")
-                    .and_then(|m| m.get(key))
-                    .and_then(Value::as_str)
-                {
-                    field(out, label, v, W);
-                }
-            }
+        origin_lines(out, &sv, W);
+        status_lines(out, &sv, W, true);
+    } else if source_kind == "ExternalArtifact" {
+        let src = EXTERNAL_ARTIFACT
+            .get(client, source_ns, source_name)
+            .await
+            .map_err(|e| anyhow::anyhow!("failed to find ExternalArtifact: {e}"))?;
+        let sv = serde_json::to_value(&src)?;
+        if sv.pointer("/spec/sourceRef").is_none() {
+            anyhow::bail!("ExternalArtifact {source_ns}/{source_name} is missing spec.sourceRef");
         }
+        out.push_str("---\n");
+        field(out, "ExternalArtifact", source_name, W);
+        field(out, "Namespace", source_ns, W);
+        let origin = format!(
+            "{}/{}/{}",
+            text(&sv, "/spec/sourceRef/kind"),
+            text(&sv, "/spec/sourceRef/namespace"),
+            text(&sv, "/spec/sourceRef/name")
+        );
+        field(out, "Source", &origin, W);
+        origin_lines(out, &sv, W);
         status_lines(out, &sv, W, true);
     }
     Ok(())
+}
+
+/// The artifact's revision and, from its metadata, the origin revision and source.
+fn origin_lines(out: &mut String, sv: &Value, w: usize) {
+    let revision = text(sv, "/status/artifact/revision");
+    if revision.is_empty() {
+        return;
+    }
+    field(out, "Revision", revision, w);
+    for (label, key) in [
+        ("Origin Revision", "org.opencontainers.image.revision"),
+        ("Origin Source", "org.opencontainers.image.source"),
+    ] {
+        if let Some(v) = sv
+            .pointer("/status/artifact/metadata")
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+        {
+            field(out, label, v, w);
+        }
+    }
 }
 
 async fn trace_helm_release(

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use tidegate_api::conditions;
 use tidegate_api::gitrepository::VerificationMode;
 use tidegate_api::meta::Artifact;
 use tidegate_source::git::{self, Auth, GitReference, Outcome};
@@ -200,9 +199,7 @@ pub(super) fn pack(
         path,
         revision: fetched.revision.clone(),
         digest: written.digest,
-        last_update_time: k8s_openapi::jiff::Timestamp::from_second(conditions::now().as_second())
-            .map(|t| t.to_string())
-            .unwrap_or_default(),
+        last_update_time: crate::source::artifact_time(),
         size: i64::try_from(written.size).ok(),
         metadata: Default::default(),
     };

@@ -242,9 +242,7 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
         path,
         revision: build.version.clone(),
         digest: written.digest,
-        last_update_time: k8s_openapi::jiff::Timestamp::from_second(conditions::now().as_second())
-            .map(|t| t.to_string())
-            .unwrap_or_default(),
+        last_update_time: crate::source::artifact_time(),
         size: i64::try_from(written.size).ok(),
         metadata: Default::default(),
     });

@@ -11,10 +11,8 @@ use tidegate_api::meta::Artifact;
 use tidegate_source::helm_index::{self, HttpOptions};
 use tidegate_source::storage::Storage;
 
-use crate::source::failure::{
-    ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, FETCH_FAILED, Failure, STORAGE_FAILED,
-};
-use crate::source::{Context, Done, ReconcileError, progressing, secret_data};
+use crate::source::failure::{ARTIFACT_IN_STORAGE, FETCH_FAILED, Failure, STORAGE_FAILED};
+use crate::source::{Context, Done, ReconcileError, secret_data};
 
 /// The largest index accepted (Helm's default `MaxIndexSize`).
 pub(crate) const MAX_INDEX_SIZE: u64 = 50 << 20;
@@ -118,19 +116,7 @@ async fn steps(
     }
     if st.artifact.is_some() {
         let message = format!("new index revision '{revision}'");
-        conditions::set(
-            &mut st.conditions,
-            ARTIFACT_OUTDATED,
-            true,
-            "NewRevision",
-            &message,
-            generation,
-        );
-        progressing(
-            &mut st.conditions,
-            &format!("building artifact: {message}"),
-            generation,
-        );
+        crate::source::outdated(&mut st.conditions, "NewRevision", &message, generation);
     }
     let index = tidegate_helm::repo::load_index(&raw).map_err(|e| {
         Failure::new(
@@ -169,9 +155,7 @@ async fn steps(
         path,
         revision: revision.clone(),
         digest: written.digest,
-        last_update_time: k8s_openapi::jiff::Timestamp::from_second(conditions::now().as_second())
-            .map(|t| t.to_string())
-            .unwrap_or_default(),
+        last_update_time: crate::source::artifact_time(),
         size: Some(size),
         metadata: Default::default(),
     });
@@ -263,20 +247,11 @@ async fn http_options(obj: &HelmRepository, ctx: &Context) -> Result<HttpOptions
     }
     if let Some(data) = tls_data {
         options.ca_pem = data.get("ca.crt").cloned();
-        match (data.get("tls.crt"), data.get("tls.key")) {
-            (Some(c), Some(k)) => {
-                let mut pem = c.clone();
-                pem.push(b'\n');
-                pem.extend_from_slice(k);
-                options.client_pem = Some(pem);
-            }
-            (None, None) => {}
-            _ => {
-                return Err(auth_failure(
-                    "failed to construct Helm client's TLS config: both 'tls.crt' and 'tls.key' are required for a client certificate".into(),
-                ));
-            }
-        }
+        options.client_pem = crate::source::client_pem(&data).map_err(|()| {
+            auth_failure(
+                "failed to construct Helm client's TLS config: both 'tls.crt' and 'tls.key' are required for a client certificate".into(),
+            )
+        })?;
     }
     Ok(options)
 }

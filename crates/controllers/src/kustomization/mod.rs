@@ -22,7 +22,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
-use tidegate_api::{GitRepository, Kustomization, OCIRepository};
+use tidegate_api::{Bucket, ExternalArtifact, GitRepository, Kustomization, OCIRepository};
 use tidegate_apply::{AppliedState, ManagerOptions, ResourceManager};
 
 use crate::events::Recorder;
@@ -84,8 +84,9 @@ pub struct Context {
     options: Options,
     /// Artifact downloads, shared by the Kustomizations of one artifact.
     fetcher: tidegate_source::fetch::Fetcher,
-    sources: Store<GitRepository>,
-    oci_sources: Store<OCIRepository>,
+    /// The source kinds a Kustomization reads (GitRepository, OCIRepository, Bucket,
+    /// ExternalArtifact).
+    sources: crate::sources::Sources,
     kustomizations: Store<Kustomization>,
     /// What each Kustomization applied last (desired hash and resourceVersion per object):
     /// the no-op path, which needs no request for objects nobody touched.
@@ -126,24 +127,32 @@ pub async fn run(
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let (kapi, gapi, oapi): (Api<Kustomization>, Api<GitRepository>, Api<OCIRepository>) =
-        match &options.namespace {
-            Some(ns) => (
-                Api::namespaced(client.clone(), ns),
-                Api::namespaced(client.clone(), ns),
-                Api::namespaced(client.clone(), ns),
-            ),
-            None => (
-                Api::all(client.clone()),
-                Api::all(client.clone()),
-                Api::all(client.clone()),
-            ),
-        };
+    let kapi: Api<Kustomization> = match &options.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
     let concurrency = options.concurrent.max(1);
     let options_selector = options.watch_label_selector.clone();
     let (kreader, kwriter) = reflector::store();
-    let (greader, gwriter) = reflector::store();
-    let (oreader, owriter) = reflector::store();
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    // Sources: a new artifact wakes the Kustomizations built from it.
+    let tracker = Arc::new(triggers::SourceTracker::new(kreader.clone(), tx.clone()));
+    let mut sources = crate::sources::Sources::default();
+    let namespace = options.namespace.clone();
+    {
+        let t = tracker.clone();
+        sources.watch::<GitRepository>(&client, namespace.as_deref(), move |o| t.observe(o));
+        let t = tracker.clone();
+        sources.watch::<OCIRepository>(&client, namespace.as_deref(), move |o| t.observe(o));
+        let t = tracker.clone();
+        sources.watch::<Bucket>(&client, namespace.as_deref(), move |o| t.observe(o));
+        let t = tracker;
+        sources.watch::<ExternalArtifact>(&client, namespace.as_deref(), move |o| t.observe(o));
+    }
+    if let Err(kind) = sources.ready().await {
+        tracing::error!("the {kind} watch stopped before it synced");
+        return;
+    }
     let manager = ResourceManager::new(
         client.clone(),
         ManagerOptions {
@@ -153,7 +162,6 @@ pub async fn run(
             ..Default::default()
         },
     );
-    let (tx, rx) = futures::channel::mpsc::unbounded();
     let ctx = Arc::new(Context {
         wake: tx.clone(),
         work: Arc::new(tokio::sync::Semaphore::new(concurrency as usize)),
@@ -168,52 +176,13 @@ pub async fn run(
             tidegate_source::tls::http_client(),
             tidegate_source::extract::Limits::default().max_size,
         ),
-        sources: greader.clone(),
-        oci_sources: oreader.clone(),
+        sources,
         kustomizations: kreader.clone(),
         applied: Mutex::default(),
         builds: Mutex::default(),
         healthy: Mutex::default(),
         versions: crate::fresh::Versions::default(),
     });
-
-    // Sources: a new artifact wakes the Kustomizations built from it.
-    let sources = Arc::new(triggers::SourceTracker::new(kreader.clone(), tx.clone()));
-    let git_sources = sources.clone();
-    let source_stream = reflector::reflector(
-        gwriter,
-        watcher(gapi, watcher::Config::default()).default_backoff(),
-    )
-    .applied_objects()
-    .for_each(move |res| {
-        match res {
-            Ok(repo) => git_sources.observe(&repo),
-            Err(e) => tracing::warn!(error = %e, "watching GitRepositories"),
-        }
-        futures::future::ready(())
-    });
-    let source_task = tokio::spawn(source_stream);
-    let oci_stream = reflector::reflector(
-        owriter,
-        watcher(oapi, watcher::Config::default()).default_backoff(),
-    )
-    .applied_objects()
-    .for_each(move |res| {
-        match res {
-            Ok(repo) => sources.observe_oci(&repo),
-            Err(e) => tracing::warn!(error = %e, "watching OCIRepositories"),
-        }
-        futures::future::ready(())
-    });
-    let oci_task = tokio::spawn(oci_stream);
-    if greader.wait_until_ready().await.is_err() {
-        tracing::error!("the GitRepository watch stopped before it synced");
-        return;
-    }
-    if oreader.wait_until_ready().await.is_err() {
-        tracing::error!("the OCIRepository watch stopped before it synced");
-        return;
-    }
 
     // Kustomizations: their own changes trigger them; a dependency that became ready wakes
     // its dependents.
@@ -244,8 +213,6 @@ pub async fn run(
             }
         })
         .await;
-    source_task.abort();
-    oci_task.abort();
 }
 
 async fn reconcile_one(

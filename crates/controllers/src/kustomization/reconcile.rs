@@ -6,7 +6,6 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::ObjectRef as StoreRef;
 use kube::{Api, ResourceExt};
 use serde_json::Value;
 use tidegate_api::Kustomization;
@@ -22,6 +21,7 @@ use tidegate_core::duration::format as go;
 use super::build::ARTIFACT_FAILED;
 use super::{Context, ReconcileError, build, dependencies, key};
 use crate::events::EventType;
+use crate::sources::Found;
 use crate::timing::jittered;
 
 /// `Healthy`: the result of the last health check.
@@ -412,34 +412,20 @@ fn source_artifact(obj: &Kustomization, ctx: &Context) -> Result<Artifact, Failu
             ),
         ));
     }
-    let artifact = match kind.as_str() {
-        "GitRepository" => ctx
-            .sources
-            .get(&StoreRef::new(&name).within(&namespace))
-            .map(|r| r.status.as_ref().and_then(|s| s.artifact.clone())),
-        "OCIRepository" => ctx
-            .oci_sources
-            .get(&StoreRef::new(&name).within(&namespace))
-            .map(|r| r.status.as_ref().and_then(|s| s.artifact.clone())),
-        _ => {
+    let artifact = match ctx.sources.find(&kind, &namespace, &name) {
+        Found::Object { artifact, .. } => artifact,
+        Found::Missing(message) => {
+            return Err(Failure::new(
+                ARTIFACT_FAILED,
+                format!("unable to get source '{namespace}/{name}': {message}"),
+            ));
+        }
+        Found::UnknownKind => {
             return Err(Failure::new(
                 ARTIFACT_FAILED,
                 format!("source `{name}` kind '{kind}' not supported"),
             ));
         }
-    };
-    let Some(artifact) = artifact else {
-        let plural = if kind == "OCIRepository" {
-            "ocirepositories"
-        } else {
-            "gitrepositories"
-        };
-        return Err(Failure::new(
-            ARTIFACT_FAILED,
-            format!(
-                "unable to get source '{namespace}/{name}': {plural}.source.toolkit.fluxcd.io \"{name}\" not found"
-            ),
-        ));
     };
     match artifact {
         Some(a) => Ok(a),

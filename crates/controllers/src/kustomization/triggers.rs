@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use futures::channel::mpsc::UnboundedSender;
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
+use tidegate_api::Kustomization;
 use tidegate_api::conditions::{self, READY};
-use tidegate_api::{GitRepository, Kustomization, OCIRepository};
 
 /// The source a Kustomization reads: kind, namespace, name.
 pub(super) fn source_of(k: &Kustomization) -> (String, String, String) {
@@ -22,7 +22,8 @@ pub(super) fn source_of(k: &Kustomization) -> (String, String, String) {
     (r.kind.clone(), namespace, r.name.clone())
 }
 
-/// Wakes the Kustomizations of a source (GitRepository, OCIRepository) whose artifact changed.
+/// Wakes the Kustomizations of a source (GitRepository, OCIRepository, Bucket,
+/// ExternalArtifact) whose artifact changed.
 pub(super) struct SourceTracker {
     kustomizations: Store<Kustomization>,
     tx: UnboundedSender<ObjectRef<Kustomization>>,
@@ -41,16 +42,9 @@ impl SourceTracker {
         }
     }
 
-    /// Called for every watch event of a GitRepository.
-    pub(super) fn observe(&self, repo: &GitRepository) {
-        let artifact = repo.status.as_ref().and_then(|s| s.artifact.as_ref());
-        self.observe_source("GitRepository", repo, artifact);
-    }
-
-    /// Called for every watch event of an OCIRepository.
-    pub(super) fn observe_oci(&self, repo: &OCIRepository) {
-        let artifact = repo.status.as_ref().and_then(|s| s.artifact.as_ref());
-        self.observe_source("OCIRepository", repo, artifact);
+    /// Called for every watch event of a source.
+    pub(super) fn observe<K: crate::sources::ArtifactSource>(&self, source: &K) {
+        self.observe_source(&K::kind(&()), source, source.artifact());
     }
 
     fn observe_source<K: kube::Resource>(

@@ -20,9 +20,9 @@ use tidegate_source::tree::{FileTree, NoBlobs};
 
 use crate::source::Context;
 use crate::source::failure::{
-    ARTIFACT_IN_STORAGE, ARTIFACT_OUTDATED, FETCH_FAILED, Failure, SOURCE_VERIFIED, STORAGE_FAILED,
+    ARTIFACT_IN_STORAGE, FETCH_FAILED, Failure, SOURCE_VERIFIED, STORAGE_FAILED,
 };
-use crate::source::{Done, ReconcileError, progressing, secret};
+use crate::source::{Done, ReconcileError, secret};
 
 const PULL_FAILED: &str = "OCIArtifactPullFailed";
 const LAYER_FAILED: &str = "OCIArtifactLayerOperationFailed";
@@ -196,19 +196,7 @@ async fn steps(
     }
     if stored.is_some() && stored.as_deref() != Some(revision.as_str()) {
         let message = format!("new revision '{revision}' for '{shown}'");
-        conditions::set(
-            &mut st.conditions,
-            ARTIFACT_OUTDATED,
-            true,
-            "NewRevision",
-            &message,
-            generation,
-        );
-        progressing(
-            &mut st.conditions,
-            &format!("building artifact: {message}"),
-            generation,
-        );
+        crate::source::outdated(&mut st.conditions, "NewRevision", &message, generation);
     }
 
     let manifest = registry
@@ -268,9 +256,7 @@ async fn steps(
         path,
         revision: revision.clone(),
         digest: written.digest,
-        last_update_time: k8s_openapi::jiff::Timestamp::from_second(conditions::now().as_second())
-            .map(|t| t.to_string())
-            .unwrap_or_default(),
+        last_update_time: crate::source::artifact_time(),
         size: i64::try_from(written.size).ok(),
         metadata: manifest.image.annotations.clone(),
     });
@@ -469,29 +455,10 @@ async fn registry_options(
     }
     let mut proxy = None;
     if let Some(r) = &spec.proxy_secret_ref {
-        let data = crate::source::secret_data(&ctx.client, &ns, &r.name)
-            .await
-            .map_err(|m| auth_failure(format!("failed to get proxy address: {m}")))?;
-        let text = |k: &str| {
-            data.get(k)
-                .map(|v| String::from_utf8_lossy(v).trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
-        let address = text("address").ok_or_else(|| {
-            auth_failure(format!(
-                "failed to get proxy address: invalid proxy secret '{ns}/{}': key 'address' is missing",
-                r.name
-            ))
-        })?;
         proxy = Some(
-            match (
-                text("username"),
-                text("password"),
-                address.split_once("://"),
-            ) {
-                (Some(u), Some(p), Some((scheme, rest))) => format!("{scheme}://{u}:{p}@{rest}"),
-                _ => address,
-            },
+            crate::source::proxy::proxy_url(&ctx.client, &ns, &r.name)
+                .await
+                .map_err(|m| auth_failure(format!("failed to get proxy address: {m}")))?,
         );
     }
     Ok(oci::Options {

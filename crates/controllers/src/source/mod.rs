@@ -3,6 +3,7 @@
 //! Secrets. Each kind supplies only its own steps (fetch, verify, pack).
 
 pub(crate) mod failure;
+pub(crate) mod proxy;
 pub(crate) mod verify;
 
 use std::collections::BTreeMap;
@@ -53,6 +54,28 @@ macro_rules! source_status {
             }
             fn last_handled_reconcile_at(&mut self) -> &mut Option<String> {
                 &mut self.last_handled_reconcile_at
+            }
+        }
+    };
+}
+
+/// Implements [`SourceStatus`] and [`Source`] for a kind with `spec.suspend` and a required
+/// `spec.interval`.
+macro_rules! source_kind {
+    ($ty:ty, $status:ty, $kind:literal) => {
+        source_status!($status);
+
+        impl Source for $ty {
+            type Status = $status;
+            const KIND: &'static str = $kind;
+            fn status(&self) -> Option<&Self::Status> {
+                self.status.as_ref()
+            }
+            fn suspended(&self) -> bool {
+                self.spec.suspend
+            }
+            fn interval(&self) -> &str {
+                &self.spec.interval
             }
         }
     };
@@ -451,6 +474,18 @@ pub(crate) fn progressing(cs: &mut Vec<Condition>, message: &str, generation: Op
     }
 }
 
+/// Marks the stored artifact outdated (`ArtifactOutdated=True` with `reason`) and the object
+/// progressing towards a new one (`building artifact: <message>`).
+pub(crate) fn outdated(
+    cs: &mut Vec<Condition>,
+    reason: &str,
+    message: &str,
+    generation: Option<i64>,
+) {
+    conditions::set(cs, ARTIFACT_OUTDATED, true, reason, message, generation);
+    progressing(cs, &format!("building artifact: {message}"), generation);
+}
+
 /// The annotations of `NewArtifact` events.
 fn artifact_annotations(a: Option<&Artifact>) -> Vec<(&'static str, String)> {
     match a {
@@ -559,6 +594,21 @@ async fn check_storage<K: Source>(
     progressing(st.conditions(), message, generation);
 }
 
+/// The client certificate of a TLS Secret's data: `tls.crt` and `tls.key` joined as one PEM
+/// bundle, `None` when neither is given, `Err` when only one is.
+pub(crate) fn client_pem(data: &BTreeMap<String, Vec<u8>>) -> Result<Option<Vec<u8>>, ()> {
+    match (data.get("tls.crt"), data.get("tls.key")) {
+        (Some(c), Some(k)) => {
+            let mut pem = c.clone();
+            pem.push(b'\n');
+            pem.extend_from_slice(k);
+            Ok(Some(pem))
+        }
+        (None, None) => Ok(None),
+        _ => Err(()),
+    }
+}
+
 /// A Secret's data (and stringData), or Flux's message when it cannot be read.
 pub(crate) async fn secret_data(
     client: &Client,
@@ -594,37 +644,17 @@ pub(crate) async fn secret(
     Ok((secret.type_.unwrap_or_default(), data))
 }
 
-source_status!(tidegate_api::gitrepository::GitRepositoryStatus);
+source_kind!(
+    tidegate_api::GitRepository,
+    tidegate_api::gitrepository::GitRepositoryStatus,
+    "GitRepository"
+);
 
-impl Source for tidegate_api::GitRepository {
-    type Status = tidegate_api::GitRepositoryStatus;
-    const KIND: &'static str = "GitRepository";
-    fn status(&self) -> Option<&Self::Status> {
-        self.status.as_ref()
-    }
-    fn suspended(&self) -> bool {
-        self.spec.suspend
-    }
-    fn interval(&self) -> &str {
-        &self.spec.interval
-    }
-}
-
-source_status!(tidegate_api::ocirepository::OCIRepositoryStatus);
-
-impl Source for tidegate_api::OCIRepository {
-    type Status = tidegate_api::OCIRepositoryStatus;
-    const KIND: &'static str = "OCIRepository";
-    fn status(&self) -> Option<&Self::Status> {
-        self.status.as_ref()
-    }
-    fn suspended(&self) -> bool {
-        self.spec.suspend
-    }
-    fn interval(&self) -> &str {
-        &self.spec.interval
-    }
-}
+source_kind!(
+    tidegate_api::OCIRepository,
+    tidegate_api::ocirepository::OCIRepositoryStatus,
+    "OCIRepository"
+);
 
 source_status!(tidegate_api::helmrepository::HelmRepositoryStatus);
 
@@ -642,18 +672,21 @@ impl Source for tidegate_api::HelmRepository {
     }
 }
 
-source_status!(tidegate_api::helmchart::HelmChartStatus);
+source_kind!(
+    tidegate_api::HelmChart,
+    tidegate_api::helmchart::HelmChartStatus,
+    "HelmChart"
+);
 
-impl Source for tidegate_api::HelmChart {
-    type Status = tidegate_api::HelmChartStatus;
-    const KIND: &'static str = "HelmChart";
-    fn status(&self) -> Option<&Self::Status> {
-        self.status.as_ref()
-    }
-    fn suspended(&self) -> bool {
-        self.spec.suspend
-    }
-    fn interval(&self) -> &str {
-        &self.spec.interval
-    }
+source_kind!(
+    tidegate_api::Bucket,
+    tidegate_api::bucket::BucketStatus,
+    "Bucket"
+);
+
+/// An artifact's `lastUpdateTime`: now, to the second (RFC 3339).
+pub(crate) fn artifact_time() -> String {
+    k8s_openapi::jiff::Timestamp::from_second(conditions::now().as_second())
+        .map(|t| t.to_string())
+        .unwrap_or_default()
 }

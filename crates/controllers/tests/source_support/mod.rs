@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
-    gitrepository, helmchart, helmrelease, helmrepository, kustomization, ocirepository,
+    bucket, gitrepository, helmchart, helmrelease, helmrepository, kustomization, ocirepository,
 };
 
 #[path = "../../../apiserver/tests/common/mod.rs"]
@@ -88,6 +88,13 @@ async fn start_on(server: common::TestServer) -> Env {
         stop(),
     ));
     tokio::spawn(helmchart::run(
+        client.clone(),
+        storage.clone(),
+        metrics.clone(),
+        gitrepository::Options::default(),
+        stop(),
+    ));
+    tokio::spawn(bucket::run(
         client.clone(),
         storage.clone(),
         metrics.clone(),
@@ -236,4 +243,20 @@ pub fn public_pem(key: &p256::ecdsa::SigningKey) -> String {
     key.verifying_key()
         .to_public_key_pem(p256::pkcs8::LineEnding::LF)
         .unwrap()
+}
+
+/// The files of a stored artifact, downloaded from the artifact server, sorted.
+pub async fn artifact_files(url: &str) -> Vec<String> {
+    let (code, bytes) = http_get(url).await;
+    assert_eq!(code, 200, "{url}");
+    let mut names = Vec::new();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]));
+    for e in archive.entries().unwrap() {
+        let e = e.unwrap();
+        if e.header().entry_type().is_file() {
+            names.push(e.path().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    names
 }
