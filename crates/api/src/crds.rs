@@ -22,6 +22,10 @@ pub const BUCKET: &str = include_str!("../crds/source.toolkit.fluxcd.io_buckets.
 pub const EXTERNAL_ARTIFACT: &str =
     include_str!("../crds/source.toolkit.fluxcd.io_externalartifacts.yaml");
 
+/// `artifactgenerators.source.extensions.fluxcd.io`.
+pub const ARTIFACT_GENERATOR: &str =
+    include_str!("../crds/source.extensions.fluxcd.io_artifactgenerators.yaml");
+
 /// `kustomizations.kustomize.toolkit.fluxcd.io`.
 pub const KUSTOMIZATION: &str =
     include_str!("../crds/kustomize.toolkit.fluxcd.io_kustomizations.yaml");
@@ -38,6 +42,7 @@ pub fn all() -> Vec<&'static str> {
         HELM_CHART,
         BUCKET,
         EXTERNAL_ARTIFACT,
+        ARTIFACT_GENERATOR,
         KUSTOMIZATION,
         HELM_RELEASE,
     ]
@@ -79,6 +84,7 @@ mod tests {
                 "helmcharts.source.toolkit.fluxcd.io",
                 "buckets.source.toolkit.fluxcd.io",
                 "externalartifacts.source.toolkit.fluxcd.io",
+                "artifactgenerators.source.extensions.fluxcd.io",
                 "kustomizations.kustomize.toolkit.fluxcd.io",
                 "helmreleases.helm.toolkit.fluxcd.io"
             ]

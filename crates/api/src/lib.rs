@@ -1,6 +1,7 @@
 //! The Flux APIs Tidegate serves: Rust types for controllers and the CRD manifests that install
 //! them (`tidegate install --export`). The manifests accept Flux's own manifests unchanged.
 
+pub mod artifactgenerator;
 pub mod bucket;
 pub mod conditions;
 pub mod crds;
@@ -13,6 +14,7 @@ pub mod kustomization;
 pub mod meta;
 pub mod ocirepository;
 
+pub use artifactgenerator::{ArtifactGenerator, ArtifactGeneratorSpec, ArtifactGeneratorStatus};
 pub use bucket::{Bucket, BucketSpec, BucketStatus};
 pub use externalartifact::{ExternalArtifact, ExternalArtifactSpec, ExternalArtifactStatus};
 pub use gitrepository::{GitRepository, GitRepositorySpec, GitRepositoryStatus};

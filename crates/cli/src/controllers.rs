@@ -7,8 +7,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
-    bucket, gitrepository, helmchart, helmrelease, helmrepository, kustomization, leader,
-    ocirepository,
+    artifactgenerator, bucket, gitrepository, helmchart, helmrelease, helmrepository,
+    kustomization, leader, ocirepository,
 };
 use tidegate_source::storage::{Retention, Storage};
 
@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "source-controller,kustomize-controller,helm-controller"
+        default_value = "source-controller,kustomize-controller,helm-controller,source-watcher"
     )]
     components: Vec<String>,
     /// Where artifacts are stored.
@@ -207,6 +207,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         std::env::var("RUNTIME_NAMESPACE").ok()
     };
     let namespace_helm = namespace.clone();
+    let namespace_watcher = namespace.clone();
     if args.enable_leader_election {
         let ns = args
             .leader_election_namespace
@@ -266,6 +267,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             no_cross_namespace_refs: args.no_cross_namespace_refs,
             watch_label_selector: selector.map(str::to_string),
         },
+        watcher: artifactgenerator::Options {
+            jitter_percent: args.interval_jitter_percentage,
+            namespace: namespace_watcher,
+            no_cross_namespace_refs: args.no_cross_namespace_refs,
+            watch_label_selector: selector.map(str::to_string),
+            ..Default::default()
+        },
         components: args.components.clone(),
     };
     set.run(wait_for_signal()).await;
@@ -292,6 +300,8 @@ pub const SOURCE: &str = "source-controller";
 pub const KUSTOMIZE: &str = "kustomize-controller";
 /// The helm-controller component.
 pub const HELM: &str = "helm-controller";
+/// The source-watcher component (ArtifactGenerators).
+pub const WATCHER: &str = "source-watcher";
 
 /// The controllers of one process, with what they share.
 pub struct Set {
@@ -309,6 +319,8 @@ pub struct Set {
     pub kustomize: kustomization::Options,
     /// helm-controller settings.
     pub helm: helmrelease::Options,
+    /// source-watcher settings.
+    pub watcher: artifactgenerator::Options,
     /// Which to run.
     pub components: Vec<String>,
 }
@@ -358,6 +370,15 @@ impl Set {
                 self.storage.clone(),
                 self.metrics.clone(),
                 self.source.clone(),
+                stop(),
+            )));
+        }
+        if self.components.iter().any(|c| c == WATCHER) {
+            tasks.push(tokio::spawn(artifactgenerator::run(
+                self.client.clone(),
+                self.storage.clone(),
+                self.metrics.clone(),
+                self.watcher.clone(),
                 stop(),
             )));
         }

@@ -8,7 +8,12 @@ use tidegate_api::meta::FINALIZER;
 
 /// Whether `obj` carries the toolkit finalizer.
 pub fn has<K: Resource>(obj: &K) -> bool {
-    obj.finalizers().iter().any(|f| f == FINALIZER)
+    has_named(obj, FINALIZER)
+}
+
+/// Whether `obj` carries `finalizer`.
+pub fn has_named<K: Resource>(obj: &K, finalizer: &str) -> bool {
+    obj.finalizers().iter().any(|f| f == finalizer)
 }
 
 /// Adds the finalizer when missing; the object as written is recorded in `versions`.
@@ -16,11 +21,24 @@ pub async fn add<K>(api: &Api<K>, obj: &K, versions: &crate::fresh::Versions) ->
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
-    if has(obj) {
+    add_named(api, obj, versions, FINALIZER).await
+}
+
+/// Adds `finalizer` when missing (source-watcher has its own).
+pub async fn add_named<K>(
+    api: &Api<K>,
+    obj: &K,
+    versions: &crate::fresh::Versions,
+    finalizer: &str,
+) -> Result<(), String>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    if has_named(obj, finalizer) {
         return Ok(());
     }
     let mut finalizers = obj.finalizers().to_vec();
-    finalizers.push(FINALIZER.to_string());
+    finalizers.push(finalizer.to_string());
     let written = write(api, obj, finalizers)
         .await
         .map_err(|e| format!("adding finalizer: {e}"))?;
@@ -33,10 +51,18 @@ pub async fn remove<K>(api: &Api<K>, obj: &K) -> Result<(), String>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
+    remove_named(api, obj, FINALIZER).await
+}
+
+/// Removes `finalizer`; an object already gone is fine.
+pub async fn remove_named<K>(api: &Api<K>, obj: &K, finalizer: &str) -> Result<(), String>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
     let finalizers: Vec<String> = obj
         .finalizers()
         .iter()
-        .filter(|f| *f != FINALIZER)
+        .filter(|f| *f != finalizer)
         .cloned()
         .collect();
     match write(api, obj, finalizers).await {

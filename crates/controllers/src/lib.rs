@@ -4,6 +4,8 @@
 //! - [`gitrepository`]: `source.toolkit.fluxcd.io/v1` GitRepository (Flux's source-controller);
 //! - [`helmchart`]: `source.toolkit.fluxcd.io/v1` HelmChart (source-controller);
 //! - [`helmrepository`]: `source.toolkit.fluxcd.io/v1` HelmRepository (source-controller);
+//! - [`artifactgenerator`]: `source.extensions.fluxcd.io/v1beta1` ArtifactGenerator (Flux's
+//!   source-watcher), publishing ExternalArtifacts;
 //! - [`bucket`]: `source.toolkit.fluxcd.io/v1` Bucket (source-controller);
 //! - [`ocirepository`]: `source.toolkit.fluxcd.io/v1` OCIRepository (source-controller);
 //! - [`helmrelease`]: `helm.toolkit.fluxcd.io/v2` HelmRelease (Flux's helm-controller);
@@ -11,6 +13,7 @@
 //!   kustomize-controller);
 //! - [`events`], [`metrics`], [`status`], [`timing`], [`fresh`]: what every reconciler shares.
 
+pub mod artifactgenerator;
 pub mod bucket;
 pub mod cluster;
 pub mod events;

@@ -50,6 +50,15 @@ pub enum BucketError {
     /// An object is larger than allowed.
     #[error("object '{0}' is larger than {1} bytes")]
     TooLarge(String, u64),
+    /// The objects together are larger than allowed.
+    #[error("the objects are larger than {0} bytes in total")]
+    TotalTooLarge(u64),
+    /// A key that cannot be a path inside the download directory.
+    #[error("invalid object key")]
+    InvalidKey,
+    /// Writing the object failed.
+    #[error("writing the object: {0}")]
+    Write(String),
 }
 
 impl BucketError {
@@ -246,6 +255,60 @@ impl BucketClient {
             body.extend_from_slice(&chunk);
         }
         Ok(Some(body))
+    }
+}
+
+impl BucketClient {
+    /// Downloads every object of `index` into `dir`, each at its key, `concurrency` at once
+    /// and at most `max_total` bytes together. Returns the index without the objects that
+    /// vanished since the listing; the first failure names its key.
+    pub async fn fetch_all(
+        &self,
+        index: &BTreeMap<String, String>,
+        dir: &std::path::Path,
+        concurrency: usize,
+        max_total: u64,
+    ) -> Result<BTreeMap<String, String>, (String, BucketError)> {
+        use futures::StreamExt;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let total = AtomicU64::new(0);
+        let results: Vec<Result<Option<String>, (String, BucketError)>> =
+            futures::stream::iter(index.keys().cloned())
+                .map(|key: String| {
+                    let total = &total;
+                    async move {
+                        let fail = |e: BucketError| (key.clone(), e);
+                        let target = crate::tree::safe_join(dir, &key)
+                            .ok_or_else(|| fail(BucketError::InvalidKey))?;
+                        let remaining = max_total.saturating_sub(total.load(Ordering::Relaxed));
+                        let Some(data) = self.get(&key, remaining).await.map_err(fail)? else {
+                            return Ok(Some(key.clone()));
+                        };
+                        let before = total.fetch_add(data.len() as u64, Ordering::Relaxed);
+                        if before + data.len() as u64 > max_total {
+                            return Err(fail(BucketError::TotalTooLarge(max_total)));
+                        }
+                        if let Some(parent) = target.parent() {
+                            tokio::fs::create_dir_all(parent)
+                                .await
+                                .map_err(|e| fail(BucketError::Write(e.to_string())))?;
+                        }
+                        tokio::fs::write(&target, &data)
+                            .await
+                            .map_err(|e| fail(BucketError::Write(e.to_string())))?;
+                        Ok(None)
+                    }
+                })
+                .buffer_unordered(concurrency.max(1))
+                .collect()
+                .await;
+        let mut fetched = index.clone();
+        for r in results {
+            if let Some(gone) = r? {
+                fetched.remove(&gone);
+            }
+        }
+        Ok(fetched)
     }
 }
 

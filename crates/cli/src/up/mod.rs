@@ -17,7 +17,7 @@ use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{gitrepository, helmrelease, kustomization, leader};
 use tidegate_source::storage::{Retention, Storage};
 
-use crate::controllers::{HELM, KUSTOMIZE, SOURCE, Set, wait_for_signal};
+use crate::controllers::{HELM, KUSTOMIZE, SOURCE, Set, WATCHER, wait_for_signal};
 
 mod progress;
 
@@ -257,7 +257,8 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
             concurrent: args.concurrent,
             ..Default::default()
         },
-        components: vec![SOURCE.into(), KUSTOMIZE.into(), HELM.into()],
+        watcher: Default::default(),
+        components: vec![SOURCE.into(), KUSTOMIZE.into(), HELM.into(), WATCHER.into()],
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let controllers = tokio::spawn(set.run(async {
@@ -266,7 +267,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
     running.controllers = Some((stop_tx, controllers));
     done(
         bar,
-        "✔ source-controller, kustomize-controller and helm-controller started",
+        "✔ source-controller, kustomize-controller, helm-controller and source-watcher started",
     );
     // The controllers run in this process; holding their Lease tells `tidegate check` (and a
     // `tidegate controllers --enable-leader-election` pointed here) that they are running.

@@ -4,11 +4,8 @@
 //! are Flux's.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use tidegate_api::Bucket;
@@ -103,9 +100,20 @@ async fn steps(obj: &Bucket, ctx: &Context, st: &mut BucketStatus) -> Result<Don
             format!("failed to create temporary working directory: {e}"),
         )
     })?;
-    let fetched = tokio::time::timeout(timeout, fetch(&client, bucket_name, &index, work.path()))
+    let fetch = client.fetch_all(
+        &index,
+        work.path(),
+        MAX_CONCURRENT_FETCHES,
+        Limits::default().max_size,
+    );
+    let fetched = tokio::time::timeout(timeout, fetch)
         .await
-        .map_err(|_| timed_out(&format!("fetch from bucket '{bucket_name}' failed")))??;
+        .map_err(|_| timed_out(&format!("fetch from bucket '{bucket_name}' failed")))?
+        .map_err(|(key, e)| {
+            operation_failed(format!(
+                "fetch from bucket '{bucket_name}' failed: failed to get '{key}' object: {e}"
+            ))
+        })?;
     // Objects deleted since the listing are not in the artifact, nor in its revision.
     let revision = bucket::revision(&fetched);
 
@@ -193,61 +201,6 @@ async fn list(obj: &Bucket, client: &BucketClient) -> Result<BTreeMap<String, St
         .into_iter()
         .filter(|(key, _)| !key.ends_with('/') && key != IGNORE_FILE && !ignore.excludes_file(key))
         .collect())
-}
-
-/// Downloads every object of `index` into `dir` (at its key), at most
-/// [`MAX_CONCURRENT_FETCHES`] at once and [`Limits::default`]'s total size; returns the index
-/// without the objects that vanished since the listing.
-async fn fetch(
-    client: &BucketClient,
-    bucket_name: &str,
-    index: &BTreeMap<String, String>,
-    dir: &std::path::Path,
-) -> Result<BTreeMap<String, String>, Failure> {
-    let budget = Arc::new(AtomicU64::new(Limits::default().max_size));
-    let failed = |key: &str, e: String| {
-        operation_failed(format!(
-            "fetch from bucket '{bucket_name}' failed: failed to get '{key}' object: {e}"
-        ))
-    };
-    let results: Vec<Result<Option<String>, Failure>> =
-        futures::stream::iter(index.keys().cloned())
-            .map(|key| {
-                let budget = budget.clone();
-                async move {
-                    let Some(target) = tidegate_source::tree::safe_join(dir, &key) else {
-                        return Err(failed(&key, "invalid object key".to_string()));
-                    };
-                    let limit = budget.load(Ordering::Relaxed);
-                    let Some(data) = client
-                        .get(&key, limit)
-                        .await
-                        .map_err(|e| failed(&key, e.to_string()))?
-                    else {
-                        return Ok(Some(key));
-                    };
-                    budget.fetch_sub(data.len() as u64, Ordering::Relaxed);
-                    if let Some(parent) = target.parent() {
-                        tokio::fs::create_dir_all(parent)
-                            .await
-                            .map_err(|e| failed(&key, e.to_string()))?;
-                    }
-                    tokio::fs::write(&target, &data)
-                        .await
-                        .map_err(|e| failed(&key, e.to_string()))?;
-                    Ok(None)
-                }
-            })
-            .buffer_unordered(MAX_CONCURRENT_FETCHES)
-            .collect()
-            .await;
-    let mut fetched = index.clone();
-    for r in results {
-        if let Some(gone) = r? {
-            fetched.remove(&gone);
-        }
-    }
-    Ok(fetched)
 }
 
 /// The client: `secretRef` keys, `certSecretRef` TLS, `proxySecretRef`.

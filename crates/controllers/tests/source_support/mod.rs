@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
-    bucket, gitrepository, helmchart, helmrelease, helmrepository, kustomization, ocirepository,
+    artifactgenerator, bucket, gitrepository, helmchart, helmrelease, helmrepository,
+    kustomization, ocirepository,
 };
 
 #[path = "../../../apiserver/tests/common/mod.rs"]
@@ -94,6 +95,16 @@ async fn start_on(server: common::TestServer) -> Env {
         gitrepository::Options::default(),
         stop(),
     ));
+    tokio::spawn(artifactgenerator::run(
+        client.clone(),
+        storage.clone(),
+        metrics.clone(),
+        artifactgenerator::Options {
+            requeue_dependency: Duration::from_secs(1),
+            ..Default::default()
+        },
+        stop(),
+    ));
     tokio::spawn(bucket::run(
         client.clone(),
         storage.clone(),
@@ -133,8 +144,12 @@ async fn start_on(server: common::TestServer) -> Env {
     }
 }
 
+/// `kubectl get <what> -o json`; `what` may carry more arguments (`kind/name -n ns`).
 pub fn get(env: &Env, what: &str) -> Value {
-    let out = env.server.ok(&["get", what, "-o", "json"]);
+    let mut args = vec!["get"];
+    args.extend(what.split_whitespace());
+    args.extend(["-o", "json"]);
+    let out = env.server.ok(&args);
     serde_json::from_str(&out).unwrap()
 }
 

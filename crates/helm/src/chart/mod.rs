@@ -2,7 +2,7 @@
 //! subcharts, loaded from a directory or a `.tgz` as Helm's loader reads them.
 
 mod dependencies;
-mod ignore;
+pub mod ignore;
 mod load;
 mod save;
 
