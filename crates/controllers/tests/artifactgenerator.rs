@@ -369,3 +369,102 @@ fn env_get(env: &Env, what: &str) -> serde_json::Value {
         .ok(&["get", what, "-n", "flux-system", "-o", "json"]);
     serde_json::from_str(&out).unwrap()
 }
+
+/// A chart composed by a generator (the chart from one path, production values merged over
+/// its defaults from another, as Flux's composition example does) is installed by a
+/// HelmRelease through `chartRef: {kind: ExternalArtifact}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_helmrelease_installs_a_chart_composed_by_a_generator() {
+    let repo = Repo::new();
+    repo.write(
+        "charts/app/Chart.yaml",
+        "apiVersion: v2\nname: app\nversion: 1.2.3\n",
+    );
+    repo.write(
+        "charts/app/values.yaml",
+        "replicas: 1\nsettings:\n  env: dev\n  tier: web\n",
+    );
+    repo.write(
+        "charts/app/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-settings\ndata:\n  env: {{ .Values.settings.env | quote }}\n  tier: {{ .Values.settings.tier | quote }}\n  replicas: {{ .Values.replicas | quote }}\n",
+    );
+    repo.write("charts/app/README.md", "# app\n");
+    repo.write(
+        "values/prod.yaml",
+        "settings:\n  env: production\nreplicas: 3\n",
+    );
+    repo.commit("chart");
+    let daemon = GitDaemon::start(&repo.base);
+    let env = start().await;
+    env.server.ok(&["create", "namespace", "flux-system"]);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: repo\n  namespace: flux-system\nspec:\n  interval: 10m\n  url: {}\n  ref:\n    branch: main\n",
+            daemon.url("repo.git")
+        ),
+    );
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        r#"apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata:
+  name: chart-gen
+  namespace: flux-system
+spec:
+  sources:
+    - alias: repo
+      kind: GitRepository
+      name: repo
+  artifacts:
+    - name: app-chart
+      revision: "@repo"
+      copy:
+        - from: "@repo/charts/**"
+          to: "@artifact/"
+          exclude: ["*.md"]
+        - from: "@repo/values/prod.yaml"
+          to: "@artifact/app/values.yaml"
+          strategy: Merge
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: app
+  namespace: flux-system
+spec:
+  interval: 10m
+  chartRef:
+    kind: ExternalArtifact
+    name: app-chart
+"#,
+    );
+    let ea = wait_for(
+        &env,
+        "externalartifact/app-chart -n flux-system",
+        "Ready",
+        ready,
+    )
+    .await;
+    let git = get(&env, "gitrepository/repo -n flux-system");
+    // `revision: "@repo"`: the artifact carries the Git revision.
+    assert_eq!(
+        text(&ea, "/status/artifact/revision"),
+        text(&git, "/status/artifact/revision")
+    );
+    assert_eq!(
+        artifact_files(text(&ea, "/status/artifact/url")).await,
+        ["app/Chart.yaml", "app/templates/cm.yaml", "app/values.yaml"]
+    );
+    wait_for(&env, "helmrelease/app -n flux-system", "Ready", ready).await;
+    let data = env.server.ok(&[
+        "get",
+        "configmap",
+        "app-settings",
+        "-n",
+        "flux-system",
+        "-o",
+        "jsonpath={.data.env} {.data.tier} {.data.replicas}",
+    ]);
+    assert_eq!(data, "production web 3");
+}

@@ -1,4 +1,5 @@
-//! `tidegate get sources git|oci|helm|chart|all | kustomizations | helmreleases | all [-A]`: Flux's table
+//! `tidegate get sources git|oci|helm|chart|bucket|external|all | artifact generators |
+//! kustomizations | helmreleases | all [-A]`: Flux's table
 //! (`NAME REVISION SUSPENDED READY MESSAGE`, `NAMESPACE` first with `-A`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -7,8 +8,8 @@ use kube::{Api, Client};
 use serde_json::Value;
 
 use super::kind::{
-    BUCKET, GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, Kind,
-    OCI_REPOSITORY,
+    ARTIFACT_GENERATOR, BUCKET, EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_CHART, HELM_RELEASE,
+    HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
 };
 
 use super::Global;
@@ -25,8 +26,19 @@ pub enum What {
     /// HelmReleases.
     #[command(alias = "helmrelease", alias = "hr")]
     Helmreleases(Args),
+    /// ArtifactGenerators (`get artifact generators`).
+    #[command(subcommand, alias = "artifact")]
+    Artifacts(ArtifactWhat),
     /// Every source, Kustomization and HelmRelease.
     All(Args),
+}
+
+/// Artifact kinds to list.
+#[derive(clap::Subcommand, Debug)]
+pub enum ArtifactWhat {
+    /// ArtifactGenerators.
+    #[command(alias = "generator")]
+    Generators(Args),
 }
 
 /// Source kinds to list.
@@ -42,6 +54,8 @@ pub enum SourceWhat {
     Chart(Args),
     /// Buckets.
     Bucket(Args),
+    /// ExternalArtifacts.
+    External(Args),
     /// Every source kind.
     All(Args),
 }
@@ -153,13 +167,46 @@ fn row_of(kind: Kind, v: &Value) -> Row {
     }
     let ready = super::kind::ready_condition(v)
         .and_then(|c| serde_json::from_value::<Condition>(c.clone()).ok());
+    let suspended = if kind.kind == ARTIFACT_GENERATOR.kind {
+        v.pointer("/metadata/annotations/source.extensions.fluxcd.io~1reconcile")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.eq_ignore_ascii_case("disabled"))
+    } else {
+        super::kind::is_suspended(v)
+    };
     Row {
         namespace: text("/metadata/namespace"),
         name: text("/metadata/name"),
         revision,
-        suspended: super::kind::is_suspended(v),
+        suspended,
+        source: (kind.kind == EXTERNAL_ARTIFACT.kind).then(|| {
+            format!(
+                "{}/{}/{}",
+                text("/spec/sourceRef/kind"),
+                text("/spec/sourceRef/namespace"),
+                text("/spec/sourceRef/name")
+            )
+        }),
+        columns: if kind.kind == ARTIFACT_GENERATOR.kind {
+            Columns::Generator
+        } else if kind.kind == EXTERNAL_ARTIFACT.kind {
+            Columns::External
+        } else {
+            Columns::Default
+        },
         ready,
     }
+}
+
+/// Which columns a kind's table has (Flux's adapters).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Columns {
+    /// `NAME REVISION SUSPENDED READY MESSAGE`.
+    Default,
+    /// ArtifactGenerators: `NAME SUSPENDED READY MESSAGE`.
+    Generator,
+    /// ExternalArtifacts: `NAME REVISION SOURCE READY MESSAGE`.
+    External,
 }
 
 /// One row.
@@ -168,13 +215,21 @@ struct Row {
     name: String,
     revision: String,
     suspended: bool,
+    /// ExternalArtifacts: `<kind>/<namespace>/<name>` of the producer.
+    source: Option<String>,
+    columns: Columns,
     ready: Option<Condition>,
 }
 
 /// Formats rows as Flux's table: left-aligned columns separated by a tab.
 fn table(rows: &[Row], all_namespaces: bool) -> String {
     let mut lines: Vec<Vec<String>> = Vec::new();
-    let mut header = vec!["NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE"];
+    let columns = rows.first().map(|r| r.columns).unwrap_or(Columns::Default);
+    let mut header = match columns {
+        Columns::Default => vec!["NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE"],
+        Columns::Generator => vec!["NAME", "SUSPENDED", "READY", "MESSAGE"],
+        Columns::External => vec!["NAME", "REVISION", "SOURCE", "READY", "MESSAGE"],
+    };
     if all_namespaces {
         header.insert(0, "NAMESPACE");
     }
@@ -187,13 +242,24 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
                 "waiting to be reconciled".to_string(),
             ),
         };
-        let mut cells = vec![
-            r.name.clone(),
-            r.revision.clone(),
-            if r.suspended { "True" } else { "False" }.to_string(),
-            status,
-            message,
-        ];
+        let suspended = if r.suspended { "True" } else { "False" }.to_string();
+        let mut cells = match columns {
+            Columns::Default => vec![
+                r.name.clone(),
+                r.revision.clone(),
+                suspended,
+                status,
+                message,
+            ],
+            Columns::Generator => vec![r.name.clone(), suspended, status, message],
+            Columns::External => vec![
+                r.name.clone(),
+                r.revision.clone(),
+                r.source.clone().unwrap_or_default(),
+                status,
+                message,
+            ],
+        };
         if all_namespaces {
             cells.insert(0, r.namespace.clone());
         }
@@ -210,6 +276,8 @@ pub async fn run(what: What) -> anyhow::Result<()> {
         What::Sources(SourceWhat::Helm(a)) => (&[HELM_REPOSITORY], a),
         What::Sources(SourceWhat::Chart(a)) => (&[HELM_CHART], a),
         What::Sources(SourceWhat::Bucket(a)) => (&[BUCKET], a),
+        What::Sources(SourceWhat::External(a)) => (&[EXTERNAL_ARTIFACT], a),
+        What::Artifacts(ArtifactWhat::Generators(a)) => (&[ARTIFACT_GENERATOR], a),
         What::Sources(SourceWhat::All(a)) => (
             &[
                 GIT_REPOSITORY,
@@ -298,6 +366,8 @@ mod tests {
             name: "flux-system".into(),
             revision: "main@sha1:abc".into(),
             suspended: false,
+            source: None,
+            columns: Columns::Default,
             ready: Some(Condition {
                 type_: "Ready".into(),
                 status: "True".into(),
@@ -312,6 +382,30 @@ mod tests {
         assert_eq!(
             table(&rows, false),
             "NAME       \tREVISION     \tSUSPENDED\tREADY\tMESSAGE\nflux-system\tmain@sha1:abc\tFalse    \tTrue \tApplied revision: main@sha1:abc\n"
+        );
+    }
+
+    /// Flux's ArtifactGenerator and ExternalArtifact adapters, from objects as stored.
+    #[test]
+    fn generator_and_external_artifact_columns() {
+        let ready = serde_json::json!([{"type": "Ready", "status": "True", "reason": "Succeeded",
+            "message": "reconciliation succeeded, generated 2 artifact(s)",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
+        let g = serde_json::json!({"metadata": {"name": "flux-system", "namespace": "flux-system",
+            "annotations": {"source.extensions.fluxcd.io/reconcile": "Disabled"}},
+            "status": {"conditions": ready}});
+        assert_eq!(
+            table(&[row_of(ARTIFACT_GENERATOR, &g)], false),
+            "NAME       \tSUSPENDED\tREADY\tMESSAGE\nflux-system\tTrue     \tTrue \treconciliation succeeded, generated 2 artifact(s)\n"
+        );
+        let ea = serde_json::json!({"metadata": {"name": "apps", "namespace": "flux-system"},
+            "spec": {"sourceRef": {"kind": "ArtifactGenerator", "name": "flux-system", "namespace": "flux-system"}},
+            "status": {"artifact": {"revision": "latest@sha256:abc"}, "conditions": [{"type": "Ready",
+                "status": "True", "reason": "Succeeded", "message": "Artifact is ready",
+                "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+        assert_eq!(
+            table(&[row_of(EXTERNAL_ARTIFACT, &ea)], true),
+            "NAMESPACE  \tNAME\tREVISION         \tSOURCE                                   \tREADY\tMESSAGE\nflux-system\tapps\tlatest@sha256:abc\tArtifactGenerator/flux-system/flux-system\tTrue \tArtifact is ready\n"
         );
     }
 }

@@ -90,6 +90,16 @@ pub const EXTERNAL_ARTIFACT: Kind = Kind {
     verb: "fetched",
 };
 
+/// ArtifactGenerators.
+pub const ARTIFACT_GENERATOR: Kind = Kind {
+    kind: "ArtifactGenerator",
+    group: "source.extensions.fluxcd.io",
+    version: "v1beta1",
+    plural: "artifactgenerators",
+    revision: "/status/observedSourcesDigest",
+    verb: "generated",
+};
+
 /// HelmReleases.
 pub const HELM_RELEASE: Kind = Kind {
     kind: "HelmRelease",

@@ -107,7 +107,7 @@ pub(super) async fn reconcile(
         .await
         .map_err(fail)?;
 
-    let written = obj.status.clone().unwrap_or_default();
+    let mut written = obj.status.clone().unwrap_or_default();
     let mut status = Status {
         st: written.clone(),
         generation: obj.metadata.generation,
@@ -143,7 +143,7 @@ pub(super) async fn reconcile(
         return Ok(Action::await_change());
     }
 
-    let outcome = steps(obj, ctx, &api, &written, &mut status).await;
+    let outcome = steps(obj, ctx, &api, &mut written, &mut status).await;
     write(ctx, &api, &name, &written, &status.st)
         .await
         .map_err(fail)?;
@@ -190,7 +190,7 @@ async fn steps(
     obj: &ArtifactGenerator,
     ctx: &Context,
     api: &Api<ArtifactGenerator>,
-    written: &ArtifactGeneratorStatus,
+    written: &mut ArtifactGeneratorStatus,
     status: &mut Status,
 ) -> Result<Action, String> {
     let ns = obj.namespace().unwrap_or_default();
@@ -258,6 +258,8 @@ async fn steps(
     }
     status.progressing();
     write(ctx, api, &name, written, &status.st).await?;
+    // Later writes patch from what is stored now.
+    *written = status.st.clone();
 
     // Fetch every source into <tmp>/<alias>.
     let work = tidegate_source::scratch::tempdir("ag-")

@@ -287,6 +287,22 @@ pub async fn run(
             futures::future::ready(())
         }),
     );
+    // ExternalArtifacts (chartRef): a new artifact wakes the releases of it.
+    let mut external = crate::sources::Sources::default();
+    let eas = tracker.clone();
+    external.watch::<tidegate_api::ExternalArtifact>(
+        &ctx.client,
+        ctx.options.namespace.as_deref(),
+        move |ea| {
+            use crate::sources::ArtifactSource;
+            eas.observe(
+                "ExternalArtifact",
+                &ea.namespace().unwrap_or_default(),
+                &ea.name_any(),
+                ea.artifact(),
+            );
+        },
+    );
     let release_task = tokio::spawn(ctx.releases.clone().watch(ctx.client.clone()));
     let _ = ctx.charts.set(creader);
     let _ = ctx.oci_sources.set(oreader);

@@ -8,7 +8,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 use tidegate_api::conditions::{self, READY, STALLED};
 use tidegate_api::meta::Artifact;
-use tidegate_api::{HelmChart, HelmRelease, OCIRepository};
+use tidegate_api::{ExternalArtifact, HelmChart, HelmRelease, OCIRepository};
 use tidegate_helm::chart::Chart;
 use tidegate_source::fetch::Waited;
 
@@ -140,6 +140,23 @@ pub async fn artifact(hr: &HelmRelease, ctx: &Context) -> Result<(String, Artifa
                 &name,
                 o.metadata.generation,
                 st.observed_generation,
+                &st.conditions,
+                st.artifact.as_ref(),
+            )?;
+            Ok((kind, a))
+        }
+        "ExternalArtifact" => {
+            let api: Api<ExternalArtifact> = Api::namespaced(ctx.client.clone(), &ns);
+            let ea = api.get(&name).await.map_err(get_err)?;
+            let st = ea.status.clone().unwrap_or_default();
+            // An ExternalArtifact records no observed generation: its producer writes the
+            // status with the object.
+            let a = readiness(
+                &kind,
+                &ns,
+                &name,
+                ea.metadata.generation,
+                ea.metadata.generation,
                 &st.conditions,
                 st.artifact.as_ref(),
             )?;
