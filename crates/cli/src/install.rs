@@ -5,7 +5,7 @@
 use serde_json::Value;
 use tidegate_apply::{ResourceManager, WaitOptions};
 
-use crate::controllers::{HELM, KUSTOMIZE, SOURCE};
+use crate::controllers::{HELM, KUSTOMIZE, SOURCE, WATCHER};
 use crate::flux::{Global, action, success, waiting};
 
 /// The controllers' image.
@@ -167,11 +167,14 @@ metadata:
         + "\n"
 }
 
-/// Refuses components other than source-controller, kustomize-controller and helm-controller.
+/// Refuses components other than source-controller, kustomize-controller, helm-controller
+/// and source-watcher.
 pub fn check_components(components: &[String]) -> anyhow::Result<()> {
     for c in components {
-        if c != SOURCE && c != KUSTOMIZE && c != HELM {
-            anyhow::bail!("unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE}, {HELM})");
+        if c != SOURCE && c != KUSTOMIZE && c != HELM && c != WATCHER {
+            anyhow::bail!(
+                "unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE}, {HELM}, {WATCHER})"
+            );
         }
     }
     Ok(())

@@ -468,3 +468,120 @@ spec:
     ]);
     assert_eq!(data, "production web 3");
 }
+
+/// `pathPattern`: one ExternalArtifact per matching directory, labelled with the captures;
+/// a directory removed from the source takes its ExternalArtifact with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_pattern_makes_one_artifact_per_directory() {
+    let repo = Repo::new();
+    repo.write("apps/Frontend/cm.yaml", &cm("frontend", "flux-system", "f"));
+    repo.write("apps/backend/cm.yaml", &cm("backend", "flux-system", "b"));
+    repo.write("apps/backend/README.md", "# backend\n");
+    repo.write("apps/notes.txt", "not a directory\n");
+    repo.commit("apps");
+    let daemon = GitDaemon::start(&repo.base);
+    let env = start().await;
+    env.server.ok(&["create", "namespace", "flux-system"]);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: repo\n  namespace: flux-system\nspec:\n  interval: 10m\n  url: {}\n  ref:\n    branch: main\n",
+            daemon.url("repo.git")
+        ),
+    );
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        r#"apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  commonMetadata:
+    labels:
+      team: platform
+  sources:
+    - alias: repo
+      kind: GitRepository
+      name: repo
+  pathPattern: "@repo/apps/{app}"
+  artifacts:
+    - name: "app-{app}"
+      copy:
+        - from: "@repo/apps/{app}/**"
+          to: "@artifact/"
+          exclude: ["*.md"]
+"#,
+    );
+    let g = wait_for(
+        &env,
+        "artifactgenerator/apps -n flux-system",
+        "Ready",
+        ready,
+    )
+    .await;
+    assert_eq!(
+        condition(&g, "Ready").unwrap()["message"],
+        "reconciliation succeeded, generated 2 artifact(s)"
+    );
+    let frontend = wait_for(
+        &env,
+        "externalartifact/app-frontend -n flux-system",
+        "Ready",
+        ready,
+    )
+    .await;
+    assert_eq!(text(&frontend, "/metadata/labels/app"), "frontend");
+    assert_eq!(text(&frontend, "/metadata/labels/team"), "platform");
+    assert_eq!(
+        artifact_files(text(&frontend, "/status/artifact/url")).await,
+        ["cm.yaml"]
+    );
+    let backend = wait_for(
+        &env,
+        "externalartifact/app-backend -n flux-system",
+        "Ready",
+        ready,
+    )
+    .await;
+    assert_eq!(
+        artifact_files(text(&backend, "/status/artifact/url")).await,
+        ["cm.yaml"]
+    );
+
+    // The backend directory goes: so does its ExternalArtifact.
+    repo.git(&["rm", "-r", "-q", "apps/backend"]);
+    repo.commit("no backend");
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "-n",
+        "flux-system",
+        "gitrepository/repo",
+        "reconcile.fluxcd.io/requestedAt=one",
+    ]);
+    wait_for(
+        &env,
+        "artifactgenerator/apps -n flux-system",
+        "one artifact",
+        |o| {
+            ready(o)
+                && o["status"]["inventory"]
+                    .as_array()
+                    .is_some_and(|i| i.len() == 1)
+        },
+    )
+    .await;
+    let left = env.server.ok(&[
+        "get",
+        "externalartifacts",
+        "-n",
+        "flux-system",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(
+        left.trim(),
+        "externalartifact.source.toolkit.fluxcd.io/app-frontend"
+    );
+}

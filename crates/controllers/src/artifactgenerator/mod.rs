@@ -5,6 +5,7 @@
 mod build;
 mod glob;
 mod merge;
+mod pathpattern;
 mod reconcile;
 
 use std::sync::Arc;

@@ -24,6 +24,7 @@ use tidegate_source::ignore::SourceIgnore;
 use tidegate_source::storage::Storage;
 use tidegate_source::tree::{FileTree, NoBlobs};
 
+use super::pathpattern::{PatternError, Request, expand};
 use super::{CONTROLLER, Context, ReconcileError};
 use crate::events::EventType;
 use crate::sources::Found;
@@ -200,18 +201,6 @@ async fn steps(
         publish(ctx, obj, EventType::Warning, reason, &message).await;
         return Ok(Action::await_change());
     }
-    if obj
-        .spec
-        .path_pattern
-        .as_deref()
-        .is_some_and(|p| !p.is_empty())
-    {
-        let message =
-            "failed to expand path pattern: spec.pathPattern is not supported by Tidegate yet";
-        status.stalled("BuildFailed", message);
-        publish(ctx, obj, EventType::Warning, "BuildFailed", message).await;
-        return Ok(Action::await_change());
-    }
 
     // The sources' artifacts, from the watches.
     let mut artifacts: BTreeMap<String, Artifact> = BTreeMap::new();
@@ -284,9 +273,38 @@ async fn steps(
         dirs.insert(alias.clone(), dir);
     }
 
+    let requests = match obj.spec.path_pattern.as_deref().filter(|p| !p.is_empty()) {
+        None => obj
+            .spec
+            .artifacts
+            .iter()
+            .map(|a| Request {
+                artifact: a.clone(),
+                labels: BTreeMap::new(),
+            })
+            .collect(),
+        Some(pattern) => match expand(pattern, &obj.spec.artifacts, &dirs) {
+            Ok(r) => r,
+            Err(PatternError::Terminal(e)) => {
+                let message = format!("failed to expand path pattern: {e}");
+                status.stalled("BuildFailed", &message);
+                publish(ctx, obj, EventType::Warning, "BuildFailed", &message).await;
+                return Ok(Action::await_change());
+            }
+            Err(PatternError::Walk(e)) => {
+                let message = format!("failed to expand path pattern: {e}");
+                conditions::delete(&mut status.st.conditions, STALLED);
+                status.not_ready("BuildFailed", &message);
+                publish(ctx, obj, EventType::Warning, "BuildFailed", &message).await;
+                return Err(message);
+            }
+        },
+    };
+
     let mut inventory = Vec::new();
     let mut changed = Vec::new();
-    for out in &obj.spec.artifacts {
+    for req in &requests {
+        let out = &req.artifact;
         let staging = work.path().join("artifacts").join(&out.name);
         let built = build_and_store(ctx, &ns, &out.name, &out.copy, &dirs, &staging).await;
         let (stored, filename) = match built {
@@ -318,7 +336,7 @@ async fn steps(
                 .metadata
                 .insert(ORIGIN_REVISION.to_string(), origin);
         }
-        if let Err(e) = publish_artifact(ctx, obj, &out.name, &artifact).await {
+        if let Err(e) = publish_artifact(ctx, obj, &out.name, &req.labels, &artifact).await {
             let message = format!("{} reconcile failed: {e}", out.name);
             status.not_ready("ReconciliationFailed", &message);
             publish(
@@ -441,15 +459,18 @@ async fn publish_artifact(
     ctx: &Context,
     obj: &ArtifactGenerator,
     name: &str,
+    captures: &BTreeMap<String, String>,
     artifact: &Artifact,
 ) -> Result<(), String> {
     let ns = obj.namespace().unwrap_or_default();
+    // Common labels, then the path pattern's captures, then the two that always win.
     let mut labels = obj
         .spec
         .common_metadata
         .as_ref()
         .map(|m| m.labels.clone())
         .unwrap_or_default();
+    labels.extend(captures.iter().map(|(k, v)| (k.clone(), v.clone())));
     labels.insert("app.kubernetes.io/managed-by".into(), CONTROLLER.into());
     labels.insert(GENERATOR_LABEL.into(), obj.uid().unwrap_or_default());
     let mut metadata = json!({"name": name, "namespace": ns, "labels": labels});
@@ -537,7 +558,12 @@ async fn drift(
     if st.observed_sources_digest.as_deref() != Some(digest) {
         return Some("SourcesChanged");
     }
-    if st.inventory.len() != obj.spec.artifacts.len() {
+    let pattern = obj
+        .spec
+        .path_pattern
+        .as_deref()
+        .is_some_and(|p| !p.is_empty());
+    if !pattern && st.inventory.len() != obj.spec.artifacts.len() {
         return Some("ArtifactsChanged");
     }
     for entry in &st.inventory {
@@ -664,7 +690,7 @@ fn validate(
 }
 
 /// Kubernetes' `IsDNS1123Subdomain` messages joined by `; `, or `None` when valid.
-fn dns1123_subdomain(name: &str) -> Option<String> {
+pub(super) fn dns1123_subdomain(name: &str) -> Option<String> {
     let mut errs = Vec::new();
     if name.len() > 253 {
         errs.push("must be no more than 253 characters".to_string());
