@@ -184,6 +184,8 @@ async fn a_monorepo_is_split_into_external_artifacts_that_kustomizations_apply()
     );
     assert_eq!(g["status"]["inventory"].as_array().unwrap().len(), 2);
     let git_revision = format!("main@sha1:{first}");
+    exists(&env, "externalartifact/infrastructure").await;
+    exists(&env, "externalartifact/apps").await;
     let infra = wait_for(
         &env,
         "externalartifact/infrastructure -n flux-system",
@@ -363,6 +365,22 @@ async fn a_monorepo_is_split_into_external_artifacts_that_kustomizations_apply()
     assert!(left.trim().is_empty(), "{left}");
 }
 
+/// Waits until `kubectl get <what> -n flux-system` finds the object.
+async fn exists(env: &Env, what: &str) {
+    for _ in 0..300 {
+        if env
+            .server
+            .kubectl(&["get", what, "-n", "flux-system"])
+            .status
+            .success()
+        {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{what} was never created");
+}
+
 fn env_get(env: &Env, what: &str) -> serde_json::Value {
     let out = env
         .server
@@ -524,6 +542,8 @@ spec:
         condition(&g, "Ready").unwrap()["message"],
         "reconciliation succeeded, generated 2 artifact(s)"
     );
+    exists(&env, "externalartifact/app-frontend").await;
+    exists(&env, "externalartifact/app-backend").await;
     let frontend = wait_for(
         &env,
         "externalartifact/app-frontend -n flux-system",

@@ -236,3 +236,63 @@ async fn wrong_keys_and_a_missing_bucket_fail_with_flux_s_messages() {
         "{o}"
     );
 }
+
+/// A HelmChart from a Bucket: the chart directory in the bucket's artifact is packaged; with
+/// `reconcileStrategy: Revision` its version carries the first 12 hex digits of the bucket's
+/// revision, and a changed object moves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_helm_chart_is_packaged_from_a_bucket() {
+    let m = moto(false).await;
+    m.python(
+        r#"
+s3.create_bucket(Bucket='charts')
+s3.put_object(Bucket='charts', Key='charts/app/Chart.yaml', Body=b'apiVersion: v2\nname: app\nversion: 0.3.0\n')
+s3.put_object(Bucket='charts', Key='charts/app/values.yaml', Body=b'replicas: 1\n')
+s3.put_object(Bucket='charts', Key='charts/app/templates/cm.yaml', Body=b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  replicas: {{ .Values.replicas | quote }}\n')
+print('null')
+"#,
+    );
+    let env = start().await;
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &keys_secret(&m.keys.0, &m.keys.1));
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &bucket("charts", &m, "charts", ""));
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata:\n  name: app\n  namespace: default\nspec:\n  interval: 10m\n  chart: ./charts/app\n  reconcileStrategy: Revision\n  sourceRef:\n    kind: Bucket\n    name: charts\n",
+    );
+    let b = wait_for(&env, "bucket/charts", "Ready", ready).await;
+    let rev = b["status"]["artifact"]["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let hex = rev.trim_start_matches("sha256:");
+    let want = format!("0.3.0+{}", &hex[..12]);
+    let o = wait_for(&env, "helmchart/app", "Ready", |o| {
+        ready(o) && o["status"]["artifact"]["revision"] == want.as_str()
+    })
+    .await;
+    assert_eq!(
+        condition(&o, "Ready").unwrap()["message"],
+        format!("packaged 'app' chart with version '{want}'")
+    );
+    assert_eq!(o["status"]["observedSourceArtifactRevision"], rev.as_str());
+
+    m.python("s3.put_object(Bucket='charts', Key='charts/app/values.yaml', Body=b'replicas: 2\\n')\nprint('null')");
+    env.server.ok(&[
+        "annotate",
+        "--overwrite",
+        "bucket/charts",
+        "reconcile.fluxcd.io/requestedAt=changed",
+    ]);
+    let b = wait_for(&env, "bucket/charts", "a new revision", |o| {
+        ready(o) && o["status"]["artifact"]["revision"] != rev.as_str()
+    })
+    .await;
+    let rev2 = b["status"]["artifact"]["revision"].as_str().unwrap();
+    let want2 = format!("0.3.0+{}", &rev2.trim_start_matches("sha256:")[..12]);
+    wait_for(&env, "helmchart/app", "the new version", |o| {
+        ready(o) && o["status"]["artifact"]["revision"] == want2.as_str()
+    })
+    .await;
+}

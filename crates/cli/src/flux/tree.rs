@@ -1,6 +1,7 @@
 //! `tidegate tree kustomization NAME`: the inventory as a tree, nested Kustomizations
 //! expanded and HelmReleases expanded into the objects of their current release (from Helm's
-//! storage), as `flux tree kustomization` prints it.
+//! storage), as `flux tree kustomization` prints it; `tidegate tree artifact generator NAME`:
+//! an ArtifactGenerator's ExternalArtifacts.
 
 use kube::Client;
 
@@ -25,6 +26,56 @@ pub enum What {
     /// A Kustomization and what it manages.
     #[command(alias = "ks")]
     Kustomization(Args),
+    /// Artifacts (`tree artifact generator NAME`).
+    #[command(subcommand)]
+    Artifact(ArtifactWhat),
+}
+
+/// Artifact producers to draw.
+#[derive(clap::Subcommand, Debug)]
+pub enum ArtifactWhat {
+    /// An ArtifactGenerator and the ExternalArtifacts it manages (its inventory).
+    Generator(GeneratorArgs),
+}
+
+/// Flags of `tree artifact generator`.
+#[derive(clap::Args, Debug)]
+pub struct GeneratorArgs {
+    /// The ArtifactGenerator's name.
+    name: String,
+    #[command(flatten)]
+    global: Global,
+}
+
+/// An ArtifactGenerator (`obj`, as stored) with its inventory's ExternalArtifacts.
+fn generator_tree(obj: &serde_json::Value) -> Node {
+    let text = |v: &serde_json::Value, p: &str| {
+        v.pointer(p)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let children = obj
+        .pointer("/status/inventory")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            leaf(
+                "ExternalArtifact",
+                &text(e, "/namespace"),
+                &text(e, "/name"),
+            )
+        })
+        .collect();
+    Node {
+        label: label(
+            "ArtifactGenerator",
+            &text(obj, "/metadata/namespace"),
+            &text(obj, "/metadata/name"),
+        ),
+        children,
+    }
 }
 
 /// One node: its `Kind/namespace/name` and its children.
@@ -198,10 +249,20 @@ fn draw_children(children: &[Node], prefix: &str, out: &mut String) {
 
 /// Runs `tree`.
 pub async fn run(what: What) -> anyhow::Result<()> {
-    let What::Kustomization(a) = what;
-    let client = a.global.cluster.client().await?;
-    let tree = node(&client, &a.global.namespace, &a.name, a.compact, 0).await?;
-    print!("{}", draw(&tree));
+    match what {
+        What::Kustomization(a) => {
+            let client = a.global.cluster.client().await?;
+            let tree = node(&client, &a.global.namespace, &a.name, a.compact, 0).await?;
+            print!("{}", draw(&tree));
+        }
+        What::Artifact(ArtifactWhat::Generator(a)) => {
+            let client = a.global.cluster.client().await?;
+            let obj = super::kind::ARTIFACT_GENERATOR
+                .get(&client, &a.global.namespace, &a.name)
+                .await?;
+            print!("{}", draw(&generator_tree(&serde_json::to_value(&obj)?)));
+        }
+    }
     Ok(())
 }
 
@@ -214,6 +275,18 @@ mod tests {
             label: l.into(),
             children: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_generator_s_tree_is_its_inventory() {
+        let g = serde_json::json!({"metadata": {"name": "flux-system", "namespace": "flux-system"},
+            "status": {"inventory": [
+                {"name": "infrastructure", "namespace": "flux-system", "digest": "sha256:a", "filename": "1.tar.gz"},
+                {"name": "apps", "namespace": "flux-system", "digest": "sha256:b", "filename": "2.tar.gz"}]}});
+        assert_eq!(
+            draw(&generator_tree(&g)),
+            "ArtifactGenerator/flux-system/flux-system\n├── ExternalArtifact/flux-system/infrastructure\n└── ExternalArtifact/flux-system/apps\n"
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
-use tidegate_api::{GitRepository, HelmChart, HelmRepository};
+use tidegate_api::{Bucket, GitRepository, HelmChart, HelmRepository};
 use tidegate_source::storage::Storage;
 
 use crate::gitrepository::Options;
@@ -81,13 +81,18 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     cache::init(options.helm_cache_max_size, options.helm_cache_ttl);
-    let (helm_repos, git_repos): (Api<HelmRepository>, Api<GitRepository>) =
+    let (helm_repos, git_repos, buckets): (Api<HelmRepository>, Api<GitRepository>, Api<Bucket>) =
         match &options.namespace {
             Some(ns) => (
                 Api::namespaced(client.clone(), ns),
                 Api::namespaced(client.clone(), ns),
+                Api::namespaced(client.clone(), ns),
             ),
-            None => (Api::all(client.clone()), Api::all(client.clone())),
+            None => (
+                Api::all(client.clone()),
+                Api::all(client.clone()),
+                Api::all(client.clone()),
+            ),
         };
     let triggers: crate::source::ExtraTriggers<HelmChart> = Box::new(move |charts| {
         let helm = on_new_artifact(
@@ -100,9 +105,15 @@ pub async fn run(
             git_repos,
             "GitRepository",
             |r: &GitRepository| Some(r.status.as_ref()?.artifact.as_ref()?.revision.clone()),
+            charts.clone(),
+        );
+        let bucket = on_new_artifact(
+            buckets,
+            "Bucket",
+            |r: &Bucket| Some(r.status.as_ref()?.artifact.as_ref()?.revision.clone()),
             charts,
         );
-        futures::stream::select(helm, git).boxed()
+        futures::stream::select(futures::stream::select(helm, git), bucket).boxed()
     });
     crate::source::run::<HelmChart>(
         client,

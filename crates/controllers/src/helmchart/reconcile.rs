@@ -7,7 +7,7 @@ use kube::{Api, ResourceExt};
 use tidegate_api::conditions;
 use tidegate_api::helmchart::HelmChartStatus;
 use tidegate_api::meta::Artifact;
-use tidegate_api::{GitRepository, HelmChart, HelmRepository};
+use tidegate_api::{Bucket, GitRepository, HelmChart, HelmRepository};
 use tidegate_source::storage::Storage;
 
 use super::build::{Build, BuildError, BuildOptions, CHART_PULL, CHART_VERIFICATION};
@@ -24,15 +24,6 @@ const MAX_SOURCE_SIZE: u64 = 500 << 20;
 
 pub(super) async fn reconcile(obj: &HelmChart, ctx: &Context) -> Result<Action, ReconcileError> {
     crate::source::reconcile(obj, &ctx.shared(), async |st| steps(obj, ctx, st).await).await
-}
-
-fn unsupported(what: String) -> Failure {
-    Failure::new(
-        FETCH_FAILED,
-        "UnsupportedConfiguration",
-        format!("{what} is not supported by Tidegate yet"),
-    )
-    .stall()
 }
 
 fn source_unavailable(e: kube::Error) -> Failure {
@@ -133,11 +124,18 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
                 .await
                 .map_err(|e| remote_failure(e, st, generation))?
         }
-        "GitRepository" => {
-            let repos: Api<GitRepository> = Api::namespaced(ctx.client.clone(), &ns);
-            let repo = repos.get(source_name).await.map_err(source_unavailable)?;
-            let Some(artifact) = repo.status.as_ref().and_then(|s| s.artifact.clone()) else {
-                return Err(no_source_artifact("GitRepository", source_name, ctx));
+        kind @ ("GitRepository" | "Bucket") => {
+            let artifact = if kind == "GitRepository" {
+                let repos: Api<GitRepository> = Api::namespaced(ctx.client.clone(), &ns);
+                let repo = repos.get(source_name).await.map_err(source_unavailable)?;
+                repo.status.and_then(|s| s.artifact)
+            } else {
+                let buckets: Api<Bucket> = Api::namespaced(ctx.client.clone(), &ns);
+                let bucket = buckets.get(source_name).await.map_err(source_unavailable)?;
+                bucket.status.and_then(|s| s.artifact)
+            };
+            let Some(artifact) = artifact else {
+                return Err(no_source_artifact(kind, source_name, ctx));
             };
             st.observed_source_artifact_revision = Some(artifact.revision.clone());
             if spec.reconcile_strategy.as_deref() == Some("Revision") {
@@ -153,7 +151,6 @@ async fn steps(obj: &HelmChart, ctx: &Context, st: &mut HelmChartStatus) -> Resu
             }
             from_artifact(obj, ctx, &artifact, &opts).await?
         }
-        "Bucket" => return Err(unsupported("a chart from a Bucket".to_string())),
         other => {
             return Err(Failure::new(
                 FETCH_FAILED,
