@@ -33,6 +33,31 @@ pub const KUSTOMIZATION: &str =
 /// `helmreleases.helm.toolkit.fluxcd.io`.
 pub const HELM_RELEASE: &str = include_str!("../crds/helm.toolkit.fluxcd.io_helmreleases.yaml");
 
+/// `clusterresourcesets.addons.cluster.x-k8s.io` (Cluster API).
+pub const CLUSTER_RESOURCE_SET: &str =
+    include_str!("../crds/addons.cluster.x-k8s.io_clusterresourcesets.yaml");
+
+/// `clusterresourcesetbindings.addons.cluster.x-k8s.io` (Cluster API).
+pub const CLUSTER_RESOURCE_SET_BINDING: &str =
+    include_str!("../crds/addons.cluster.x-k8s.io_clusterresourcesetbindings.yaml");
+
+/// `clusters.cluster.x-k8s.io` (Cluster API; the fields ClusterResourceSets read).
+pub const CLUSTER: &str = include_str!("../crds/cluster.x-k8s.io_clusters.yaml");
+
+/// Cluster API's CRDs that the ClusterResourceSet controller needs; installed only where the
+/// cluster lacks them (a cluster running Cluster API has its own).
+pub fn cluster_api() -> Vec<&'static str> {
+    vec![CLUSTER, CLUSTER_RESOURCE_SET, CLUSTER_RESOURCE_SET_BINDING]
+}
+
+/// The `metadata.name` of a CRD manifest.
+pub fn name_of(crd: &str) -> Option<&str> {
+    crd.lines()
+        .skip_while(|l| !l.starts_with("metadata:"))
+        .find_map(|l| l.strip_prefix("  name: "))
+        .map(str::trim)
+}
+
 /// Every CRD, in install order.
 pub fn all() -> Vec<&'static str> {
     vec![
@@ -50,15 +75,7 @@ pub fn all() -> Vec<&'static str> {
 
 /// The names (`<plural>.<group>`) of every CRD, in install order.
 pub fn names() -> Vec<&'static str> {
-    all()
-        .iter()
-        .filter_map(|d| {
-            d.lines()
-                .skip_while(|l| !l.starts_with("metadata:"))
-                .find_map(|l| l.strip_prefix("  name: "))
-                .map(str::trim)
-        })
-        .collect()
+    all().into_iter().filter_map(name_of).collect()
 }
 
 /// Every CRD as one multi-document YAML stream.

@@ -3,6 +3,8 @@
 
 pub mod artifactgenerator;
 pub mod bucket;
+pub mod cluster;
+pub mod clusterresourceset;
 pub mod conditions;
 pub mod crds;
 pub mod externalartifact;
@@ -16,6 +18,8 @@ pub mod ocirepository;
 
 pub use artifactgenerator::{ArtifactGenerator, ArtifactGeneratorSpec, ArtifactGeneratorStatus};
 pub use bucket::{Bucket, BucketSpec, BucketStatus};
+pub use cluster::Cluster;
+pub use clusterresourceset::{ClusterResourceSet, ClusterResourceSetBinding};
 pub use externalartifact::{ExternalArtifact, ExternalArtifactSpec, ExternalArtifactStatus};
 pub use gitrepository::{GitRepository, GitRepositorySpec, GitRepositoryStatus};
 pub use helmchart::{HelmChart, HelmChartSpec, HelmChartStatus};

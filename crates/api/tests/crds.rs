@@ -485,3 +485,155 @@ async fn flux_documented_buckets_are_accepted_and_the_cel_rules_hold() {
     }
     assert!(table.contains("podinfo"), "{table}");
 }
+
+/// Cluster API's documented ClusterResourceSet (the book's cloud-provider example and the e2e
+/// crs.yaml shape), a Cluster and a binding.
+const CLUSTER_API_OBJECTS: &str = r#"apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {name: capi-quickstart, namespace: default, labels: {cloud: openstack, cni: capi-quickstart-crs-0}}
+spec:
+  clusterNetwork:
+    pods: {cidrBlocks: [192.168.0.0/16]}
+  controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: capi-quickstart-control-plane}
+  infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: DockerCluster, name: capi-quickstart}
+---
+apiVersion: addons.cluster.x-k8s.io/v1beta2
+kind: ClusterResourceSet
+metadata: {name: cloud-provider-openstack, namespace: default}
+spec:
+  strategy: Reconcile
+  clusterSelector:
+    matchLabels:
+      cloud: openstack
+  resources:
+    - name: cloud-provider-openstack
+      kind: ConfigMap
+    - name: cloud-config
+      kind: Secret
+---
+apiVersion: addons.cluster.x-k8s.io/v1beta1
+kind: ClusterResourceSet
+metadata: {name: capi-quickstart-crs-0, namespace: default}
+spec:
+  clusterSelector:
+    matchLabels:
+      cni: capi-quickstart-crs-0
+  resources:
+    - name: cni-capi-quickstart-crs-0
+      kind: ConfigMap
+---
+apiVersion: addons.cluster.x-k8s.io/v1beta2
+kind: ClusterResourceSetBinding
+metadata: {name: capi-quickstart, namespace: default}
+spec:
+  clusterName: capi-quickstart
+  bindings:
+  - clusterResourceSetName: capi-quickstart-crs-0
+    resources:
+    - {name: cni-capi-quickstart-crs-0, kind: ConfigMap, applied: true, hash: "sha256:0f", lastAppliedTime: "2026-01-01T00:00:00Z"}
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cluster_api_manifests_are_accepted_and_the_webhook_rules_hold() {
+    let server = common::start().await;
+    let crds: Vec<&str> = tidegate_api::crds::cluster_api();
+    server.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &crds.join("\n---\n"),
+    );
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/clusters.cluster.x-k8s.io",
+        "crd/clusterresourcesets.addons.cluster.x-k8s.io",
+        "crd/clusterresourcesetbindings.addons.cluster.x-k8s.io",
+    ]);
+    let out = server.ok_stdin(&["apply", "-f", "-"], CLUSTER_API_OBJECTS);
+    assert_eq!(out.matches(" created").count(), 4, "{out}");
+    // Written as v1beta1 without a strategy: stored as v1beta2, ApplyOnce (the webhook's default).
+    let stored = server.ok(&[
+        "get",
+        "clusterresourceset",
+        "capi-quickstart-crs-0",
+        "-o",
+        "json",
+    ]);
+    let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored["apiVersion"], "addons.cluster.x-k8s.io/v1beta2");
+    assert_eq!(stored["spec"]["strategy"], "ApplyOnce");
+    let typed: tidegate_api::ClusterResourceSet = serde_json::from_value(stored).unwrap();
+    assert_eq!(typed.spec.resources.len(), 1);
+    let table = server.ok(&["get", "clusterresourcesets"]);
+    let header = table.lines().next().unwrap();
+    assert!(
+        header.contains("APPLIED") && header.contains("AGE"),
+        "{table}"
+    );
+    assert!(
+        !header.contains("PAUSED"),
+        "Paused is a wide column: {table}"
+    );
+    let table = server.ok(&["get", "clusterresourcesetbindings"]);
+    assert!(table.lines().next().unwrap().contains("CLUSTER"), "{table}");
+    let table = server.ok(&["get", "cl"]);
+    assert!(table.contains("capi-quickstart"), "{table}");
+    let binding = server.ok(&[
+        "get",
+        "clusterresourcesetbinding",
+        "capi-quickstart",
+        "-o",
+        "json",
+    ]);
+    let binding: tidegate_api::ClusterResourceSetBinding = serde_json::from_str(&binding).unwrap();
+    assert_eq!(binding.spec.bindings[0].resources[0].applied, Some(true));
+
+    // The validating webhook's rules: an empty selector, and strategy and selector immutable.
+    let empty = "apiVersion: addons.cluster.x-k8s.io/v1beta2\nkind: ClusterResourceSet\nmetadata: {name: empty, namespace: default}\nspec:\n  clusterSelector: {}\n  resources: [{name: a, kind: ConfigMap}]\n";
+    let err = server.fails_stdin(&["apply", "-f", "-"], empty);
+    assert!(
+        err.contains("spec.clusterSelector") && err.contains("selector must not be empty"),
+        "{err}"
+    );
+    let err = server.fails(&[
+        "patch",
+        "clusterresourceset",
+        "cloud-provider-openstack",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"strategy":"ApplyOnce"}}"#,
+    ]);
+    assert!(
+        err.contains("spec.strategy") && err.contains("field is immutable"),
+        "{err}"
+    );
+    let err = server.fails(&[
+        "patch",
+        "clusterresourceset",
+        "cloud-provider-openstack",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"clusterSelector":{"matchLabels":{"cloud":"aws"}}}}"#,
+    ]);
+    assert!(
+        err.contains("spec.clusterSelector") && err.contains("field is immutable"),
+        "{err}"
+    );
+    // Resources may change.
+    server.ok(&[
+        "patch",
+        "clusterresourceset",
+        "cloud-provider-openstack",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"resources":[{"name":"cloud-config","kind":"Secret"}]}}"#,
+    ]);
+    let err = server.fails(&[
+        "patch",
+        "clusterresourceset",
+        "cloud-provider-openstack",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"resources":[{"name":"x","kind":"Deployment"}]}}"#,
+    ]);
+    assert!(err.contains("spec.resources[0].kind"), "{err}");
+}
