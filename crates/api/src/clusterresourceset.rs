@@ -117,6 +117,10 @@ pub struct ClusterResourceSetStatus {
     /// The generation the status was computed for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// The last `reconcile.fluxcd.io/requestedAt` handled (a Tidegate addition, so that
+    /// `tidegate reconcile clusterresourceset` knows when its request was handled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
     /// The v1beta1 conditions, as Cluster API still writes them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deprecated: Option<Deprecated>,

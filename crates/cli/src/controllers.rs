@@ -7,8 +7,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
-    artifactgenerator, bucket, gitrepository, helmchart, helmrelease, helmrepository,
-    kustomization, leader, ocirepository,
+    artifactgenerator, bucket, clusterresourceset, gitrepository, helmchart, helmrelease,
+    helmrepository, kustomization, leader, ocirepository,
 };
 use tidegate_source::storage::{Retention, Storage};
 
@@ -19,7 +19,8 @@ use crate::cluster::ClusterArgs;
 pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
-    /// Controllers to run.
+    /// Controllers to run (also `clusterresourceset-controller`, off by default: a cluster
+    /// running Cluster API has its own).
     #[arg(
         long,
         value_delimiter = ',',
@@ -135,7 +136,13 @@ fn advertised(args: &Args, bound: SocketAddr) -> String {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    crate::install::check_components(&args.components)?;
+    let flux: Vec<String> = args
+        .components
+        .iter()
+        .filter(|c| *c != CRS)
+        .cloned()
+        .collect();
+    crate::install::check_components(&flux).map_err(|e| anyhow::anyhow!("{e} (or {CRS})"))?;
     let selector = args
         .watch_label_selector
         .as_deref()
@@ -267,6 +274,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             no_cross_namespace_refs: args.no_cross_namespace_refs,
             watch_label_selector: selector.map(str::to_string),
         },
+        crs: clusterresourceset::Options {
+            namespace: namespace_watcher.clone(),
+            watch_label_selector: selector.map(str::to_string),
+            ..Default::default()
+        },
         watcher: artifactgenerator::Options {
             jitter_percent: args.interval_jitter_percentage,
             namespace: namespace_watcher,
@@ -302,6 +314,8 @@ pub const KUSTOMIZE: &str = "kustomize-controller";
 pub const HELM: &str = "helm-controller";
 /// The source-watcher component (ArtifactGenerators).
 pub const WATCHER: &str = "source-watcher";
+/// Cluster API's ClusterResourceSet controller.
+pub const CRS: &str = "clusterresourceset-controller";
 
 /// The controllers of one process, with what they share.
 pub struct Set {
@@ -321,6 +335,8 @@ pub struct Set {
     pub helm: helmrelease::Options,
     /// source-watcher settings.
     pub watcher: artifactgenerator::Options,
+    /// ClusterResourceSet controller settings.
+    pub crs: clusterresourceset::Options,
     /// Which to run.
     pub components: Vec<String>,
 }
@@ -379,6 +395,14 @@ impl Set {
                 self.storage.clone(),
                 self.metrics.clone(),
                 self.watcher.clone(),
+                stop(),
+            )));
+        }
+        if self.components.iter().any(|c| c == CRS) {
+            tasks.push(tokio::spawn(clusterresourceset::run(
+                self.client.clone(),
+                self.metrics.clone(),
+                self.crs.clone(),
                 stop(),
             )));
         }

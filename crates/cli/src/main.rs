@@ -13,6 +13,7 @@ mod install;
 mod kustomize;
 mod logging;
 mod up;
+mod workload_clusters;
 
 use clap::{Parser, Subcommand};
 
@@ -38,6 +39,10 @@ enum Command {
     /// Run everything on this machine: the embedded API server, the artifact server and the
     /// controllers; optionally bootstrap from a Git repository (`--git`) or the example.
     Up(up::Args),
+    /// Workload clusters of a running `up` (embedded API servers registered as Cluster API
+    /// Clusters): `create`, `delete`, `list`.
+    #[command(subcommand)]
+    Cluster(workload_clusters::Cmd),
     /// Run the embedded Kubernetes-compatible API server alone.
     Apiserver(apiserver::Args),
     /// Build a directory and apply it in stages with server-side apply, printing the change set.
@@ -59,7 +64,7 @@ enum Command {
     Get(flux::get::What),
     /// Ask for a reconcile now and wait for it.
     #[command(subcommand)]
-    Reconcile(flux::reconcile::What),
+    Reconcile(flux::reconcile::Reconcile),
     /// Suspend the reconciliation of an object.
     #[command(subcommand)]
     Suspend(flux::suspend::What),
@@ -203,6 +208,7 @@ fn run() -> anyhow::Result<()> {
                 | Command::Check(_)
                 | Command::Install(_)
                 | Command::Uninstall(_)
+                | Command::Cluster(_)
         ) {
             // The flux-style verbs speak in their own lines, as the flux CLI does.
             "off".into()
@@ -238,6 +244,7 @@ fn run() -> anyhow::Result<()> {
     runtime.block_on(async {
         match command {
             Command::Up(args) => up::run(args).await,
+            Command::Cluster(c) => workload_clusters::run(c).await,
             Command::Get(w) => flux::get::run(w).await,
             Command::Reconcile(w) => flux::reconcile::run(w).await,
             Command::Suspend(w) => flux::suspend::run(w, false).await,

@@ -8,6 +8,8 @@
 //!   source-watcher), publishing ExternalArtifacts;
 //! - [`bucket`]: `source.toolkit.fluxcd.io/v1` Bucket (source-controller);
 //! - [`ocirepository`]: `source.toolkit.fluxcd.io/v1` OCIRepository (source-controller);
+//! - [`clusterresourceset`]: Cluster API's `addons.cluster.x-k8s.io` ClusterResourceSet, with
+//!   Tidegate's `ContinuousApply` strategy;
 //! - [`helmrelease`]: `helm.toolkit.fluxcd.io/v2` HelmRelease (Flux's helm-controller);
 //! - [`kustomization`]: `kustomize.toolkit.fluxcd.io/v1` Kustomization (Flux's
 //!   kustomize-controller);
@@ -16,6 +18,7 @@
 pub mod artifactgenerator;
 pub mod bucket;
 pub mod cluster;
+pub mod clusterresourceset;
 pub mod events;
 pub mod finalizer;
 pub mod fresh;

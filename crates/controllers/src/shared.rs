@@ -54,6 +54,28 @@ where
     result
 }
 
+/// The object a reconcile should act on ([`crate::fresh::Versions::fresh`]): `Ok(None)` when
+/// it is gone, an error with the retry delay `backoff` gives it when it could not be read.
+pub(crate) async fn fresh_or_retry<K>(
+    client: &kube::Client,
+    versions: &crate::fresh::Versions,
+    backoff: &crate::timing::Backoff,
+    obj: std::sync::Arc<K>,
+) -> Result<Option<std::sync::Arc<K>>, (String, std::time::Duration)>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let ns = obj.namespace().unwrap_or_default();
+    let api: kube::Api<K> = kube::Api::namespaced(client.clone(), &ns);
+    versions
+        .fresh(&api, obj.clone())
+        .await
+        .map_err(|message| (message, backoff.failed(&format!("{ns}/{}", obj.name_any()))))
+}
+
 /// The watch of a controller's own kind: every object, or those matching the controller's
 /// `--watch-label-selector` (sharding).
 pub(crate) fn watch_config(selector: &Option<String>) -> kube::runtime::watcher::Config {

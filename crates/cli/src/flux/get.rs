@@ -31,6 +31,12 @@ pub enum What {
     Artifacts(ArtifactWhat),
     /// Every source, Kustomization and HelmRelease.
     All(Args),
+    /// Cluster API ClusterResourceSets (namespace `default` unless `-n`).
+    #[command(alias = "clusterresourceset", alias = "crs")]
+    Clusterresourcesets(super::clusterresourceset::Args),
+    /// Cluster API ClusterResourceSetBindings.
+    #[command(alias = "clusterresourcesetbinding")]
+    Clusterresourcesetbindings(super::clusterresourceset::Args),
 }
 
 /// Artifact kinds to list.
@@ -271,6 +277,10 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
 /// Runs `get`.
 pub async fn run(what: What) -> anyhow::Result<()> {
     let (kinds, args): (&[Kind], Args) = match what {
+        What::Clusterresourcesets(a) => return super::clusterresourceset::get(a).await,
+        What::Clusterresourcesetbindings(a) => {
+            return super::clusterresourceset::get_bindings(a).await;
+        }
         What::Sources(SourceWhat::Git(a)) => (&[GIT_REPOSITORY], a),
         What::Sources(SourceWhat::Oci(a)) => (&[OCI_REPOSITORY], a),
         What::Sources(SourceWhat::Helm(a)) => (&[HELM_REPOSITORY], a),

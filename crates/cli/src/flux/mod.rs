@@ -5,6 +5,7 @@
 pub mod artifact;
 pub mod build;
 pub mod check;
+pub mod clusterresourceset;
 pub mod create;
 pub mod create_bucket;
 pub mod create_helmrelease;

@@ -15,6 +15,16 @@ use super::{Global, action, success, waiting};
 /// What to reconcile.
 pub type What = Target<Args, KsArgs, HrArgs>;
 
+/// A toolkit object, or a Cluster API ClusterResourceSet.
+#[derive(clap::Subcommand, Debug)]
+pub enum Reconcile {
+    #[command(flatten)]
+    Toolkit(What),
+    /// A ClusterResourceSet (namespace `default` unless `-n`).
+    #[command(alias = "crs")]
+    Clusterresourceset(super::clusterresourceset::Args),
+}
+
 /// Flags of `reconcile source git`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -157,7 +167,11 @@ pub async fn request_with(
 }
 
 /// Runs `reconcile`.
-pub async fn run(what: What) -> anyhow::Result<()> {
+pub async fn run(asked: Reconcile) -> anyhow::Result<()> {
+    let what = match asked {
+        Reconcile::Toolkit(what) => what,
+        Reconcile::Clusterresourceset(a) => return super::clusterresourceset::reconcile(a).await,
+    };
     match what {
         Target::Source(t) => {
             let (kind, _, a) = t.pick();

@@ -29,6 +29,9 @@ pub enum What {
     /// Artifacts (`tree artifact generator NAME`).
     #[command(subcommand)]
     Artifact(ArtifactWhat),
+    /// A ClusterResourceSet: per Cluster, each resource's last apply and its objects' state.
+    #[command(alias = "crs")]
+    Clusterresourceset(super::clusterresourceset::Args),
 }
 
 /// Artifact producers to draw.
@@ -83,6 +86,13 @@ fn generator_tree(obj: &serde_json::Value) -> Node {
 pub struct Node {
     label: String,
     children: Vec<Node>,
+}
+
+impl Node {
+    /// A node with its children.
+    pub fn new(label: String, children: Vec<Node>) -> Node {
+        Node { label, children }
+    }
 }
 
 fn label(kind: &str, namespace: &str, name: &str) -> String {
@@ -262,6 +272,7 @@ pub async fn run(what: What) -> anyhow::Result<()> {
                 .await?;
             print!("{}", draw(&generator_tree(&serde_json::to_value(&obj)?)));
         }
+        What::Clusterresourceset(a) => super::clusterresourceset::tree(a).await?,
     }
     Ok(())
 }

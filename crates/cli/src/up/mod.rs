@@ -17,9 +17,13 @@ use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{gitrepository, helmrelease, kustomization, leader};
 use tidegate_source::storage::{Retention, Storage};
 
-use crate::controllers::{HELM, KUSTOMIZE, SOURCE, Set, WATCHER, wait_for_signal};
+use crate::controllers::{CRS, HELM, KUSTOMIZE, SOURCE, Set, WATCHER, wait_for_signal};
 
 mod progress;
+pub mod workloads;
+
+/// The field manager of `up`'s own writes.
+pub const FIELD_MANAGER: &str = "tidegate";
 
 /// Flags of `tidegate up`.
 #[derive(clap::Args)]
@@ -65,6 +69,14 @@ pub struct Args {
     /// as it settles, failed or not.
     #[arg(long, default_value = "5m", value_parser = tidegate_core::duration::parse)]
     wait_timeout: Duration,
+    /// Start this many workload clusters (`workload-1`, …), each an embedded API server of
+    /// its own, registered as a Cluster API Cluster in the `default` namespace with its
+    /// `<name>-kubeconfig` Secret (more with `tidegate cluster create`).
+    #[arg(long, default_value_t = 0)]
+    clusters: u16,
+    /// Labels of the workload clusters `--clusters` creates (`k=v,k2=v2`).
+    #[arg(long, value_delimiter = ',')]
+    cluster_labels: Vec<String>,
 }
 
 /// The namespace and name of the bootstrap objects, as `flux bootstrap` names them.
@@ -99,6 +111,8 @@ struct Running {
     )>,
     /// The artifact and metrics servers and the lease keeper.
     background: Vec<tokio::task::JoinHandle<()>>,
+    /// The workload clusters' provider.
+    workloads: Option<Arc<workloads::Provider>>,
 }
 
 impl Running {
@@ -120,6 +134,9 @@ impl Running {
         for task in self.background.drain(..) {
             task.abort();
             let _ = task.await;
+        }
+        if let Some(provider) = self.workloads.take() {
+            provider.stop_all().await;
         }
         if let Some(server) = self.server.take() {
             server.shutdown().await;
@@ -207,6 +224,17 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
     bar.set_message("installing the toolkit CRDs");
     install_crds(&client).await?;
     done(bar, "✔ CRDs installed");
+    install_cluster_api_crds(&client).await?;
+    let labels = args
+        .cluster_labels
+        .iter()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            l.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| anyhow::anyhow!("--cluster-labels {l:?}: expected key=value"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
 
     let listener = bind_storage(&data_dir, args.storage_addr).await?;
     let storage_addr = listener.local_addr()?;
@@ -258,7 +286,14 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
             ..Default::default()
         },
         watcher: Default::default(),
-        components: vec![SOURCE.into(), KUSTOMIZE.into(), HELM.into(), WATCHER.into()],
+        crs: Default::default(),
+        components: vec![
+            SOURCE.into(),
+            KUSTOMIZE.into(),
+            HELM.into(),
+            WATCHER.into(),
+            CRS.into(),
+        ],
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let controllers = tokio::spawn(set.run(async {
@@ -267,8 +302,47 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
     running.controllers = Some((stop_tx, controllers));
     done(
         bar,
-        "✔ source-controller, kustomize-controller, helm-controller and source-watcher started",
+        "✔ source-controller, kustomize-controller, helm-controller, source-watcher and the clusterresourceset controller started",
     );
+    let provider = workloads::Provider::new(
+        client.clone(),
+        data_dir.clone(),
+        (!args.no_workload_simulator).then_some(args.simulator_delay),
+    );
+    running.workloads = Some(provider.clone());
+    running.background.push(tokio::spawn(provider.run()));
+    if args.clusters > 0 {
+        bar.set_message(format!("starting {} workload clusters", args.clusters));
+        let objects = (1..=args.clusters)
+            .map(|i| {
+                workloads::cluster_object(
+                    workloads::DEFAULT_NAMESPACE,
+                    &format!("workload-{i}"),
+                    &labels,
+                )
+            })
+            .collect();
+        crate::cluster::apply(&client, objects, "creating the workload Clusters").await?;
+        let names: Vec<String> = (1..=args.clusters)
+            .map(|i| format!("workload-{i}"))
+            .collect();
+        workloads::wait_provisioned(
+            &client,
+            workloads::DEFAULT_NAMESPACE,
+            &names,
+            args.wait_timeout,
+        )
+        .await?;
+        done(
+            bar,
+            &format!(
+                "✔ {} workload clusters running (Clusters {}/workload-1…{})",
+                args.clusters,
+                workloads::DEFAULT_NAMESPACE,
+                args.clusters
+            ),
+        );
+    }
     // The controllers run in this process; holding their Lease tells `tidegate check` (and a
     // `tidegate controllers --enable-leader-election` pointed here) that they are running.
     let lease = leader::LeaseOptions {
@@ -405,6 +479,27 @@ async fn install_crds(client: &Client) -> anyhow::Result<()> {
     objects.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
         "metadata": {"name": FLUX_SYSTEM}}));
     crate::cluster::apply(client, objects, "installing the CRDs").await?;
+    Ok(())
+}
+
+/// Cluster API's Cluster, ClusterResourceSet and ClusterResourceSetBinding CRDs, each only
+/// when the cluster lacks it (Cluster API's own stay untouched).
+async fn install_cluster_api_crds(client: &Client) -> anyhow::Result<()> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
+    let mut missing = Vec::new();
+    for crd in tidegate_api::crds::cluster_api() {
+        let name = tidegate_api::crds::name_of(crd).unwrap_or_default();
+        if api.get_opt(name).await?.is_none() {
+            missing.extend(
+                tidegate_core::yaml::parse_stream(crd)
+                    .map_err(|e| anyhow::anyhow!("the Cluster API CRDs: {e}"))?,
+            );
+        }
+    }
+    if !missing.is_empty() {
+        crate::cluster::apply(client, missing, "installing the Cluster API CRDs").await?;
+    }
     Ok(())
 }
 

@@ -208,17 +208,11 @@ async fn reconcile_one(
     obj: Arc<ArtifactGenerator>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
-    let ns = obj.namespace().unwrap_or_default();
-    let api: Api<ArtifactGenerator> = Api::namespaced(ctx.client.clone(), &ns);
-    let obj = match ctx.versions.fresh(&api, obj.clone()).await {
-        Ok(Some(fresh)) => fresh,
-        Ok(None) => return Ok(Action::await_change()),
-        Err(message) => {
-            return Err(ReconcileError {
-                retry: ctx.backoff.failed(&format!("{ns}/{}", obj.name_any())),
-                message,
-            });
-        }
-    };
+    let obj =
+        match crate::shared::fresh_or_retry(&ctx.client, &ctx.versions, &ctx.backoff, obj).await {
+            Ok(Some(fresh)) => fresh,
+            Ok(None) => return Ok(Action::await_change()),
+            Err((message, retry)) => return Err(ReconcileError { message, retry }),
+        };
     crate::shared::timed(obj.as_ref(), &ctx.metrics, reconcile::reconcile(&obj, &ctx)).await
 }
