@@ -198,6 +198,10 @@ pub struct ResourceSetBinding {
     /// One entry per resource.
     #[serde(default)]
     pub resources: Vec<ResourceBinding>,
+    /// `ContinuousApply` only (a Tidegate addition): the objects applied to the Cluster, as a
+    /// Kustomization's inventory records them, so that removed ones are pruned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inventory: Option<crate::kustomization::ResourceInventory>,
 }
 
 /// One resource's last apply to the Cluster.
@@ -255,6 +259,7 @@ impl ClusterResourceSetBindingSpec {
                 self.bindings.push(ResourceSetBinding {
                     cluster_resource_set_name: crs.to_string(),
                     resources: Vec::new(),
+                    inventory: None,
                 });
                 self.bindings.len() - 1
             }
@@ -302,6 +307,7 @@ mod tests {
                     ..Default::default()
                 },
             ],
+            inventory: None,
         };
         assert!(!b.is_applied(&r("notApplied", "Secret")));
         assert!(b.is_applied(&r("applied", "Secret")));

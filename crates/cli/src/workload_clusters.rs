@@ -44,6 +44,21 @@ pub enum Cmd {
         #[command(flatten)]
         common: Common,
     },
+    /// Stop a workload cluster's server (its data and address are kept): it is down, as a
+    /// cluster whose API server is unreachable.
+    Stop {
+        /// The Cluster's name.
+        name: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Start a stopped workload cluster again, at the same address.
+    Start {
+        /// The Cluster's name.
+        name: String,
+        #[command(flatten)]
+        common: Common,
+    },
     /// List the workload clusters.
     List {
         #[command(flatten)]
@@ -121,6 +136,8 @@ pub async fn run(cmd: Cmd) -> anyhow::Result<()> {
             flux::success(&format!("workload cluster {name} deleted"));
             Ok(())
         }
+        Cmd::Stop { name, common } => stop_or_start(&name, &common, true).await,
+        Cmd::Start { name, common } => stop_or_start(&name, &common, false).await,
         Cmd::List { common } => {
             let client = common.cluster.client().await?;
             let api: Api<Cluster> = Api::namespaced(client, &common.namespace);
@@ -163,4 +180,53 @@ fn endpoint(c: &Cluster) -> String {
         (Some(h), Some(p)) => format!("https://{h}:{p}"),
         _ => "-".into(),
     }
+}
+
+/// Sets or removes the stop annotation and waits for the phase to follow.
+async fn stop_or_start(name: &str, common: &Common, stop: bool) -> anyhow::Result<()> {
+    use kube::api::{Patch, PatchParams};
+    let client = common.cluster.client().await?;
+    let api: Api<Cluster> = Api::namespaced(client, &common.namespace);
+    let value = if stop {
+        serde_json::json!("true")
+    } else {
+        serde_json::Value::Null
+    };
+    let patch =
+        serde_json::json!({"metadata": {"annotations": {workloads::STOPPED_ANNOTATION: value}}});
+    flux::action(&format!(
+        "{} workload cluster {}/{name}",
+        if stop { "stopping" } else { "starting" },
+        common.namespace
+    ));
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| flux::describe("Cluster", &common.namespace, name, &e))?;
+    let wanted = if stop { "Stopped" } else { "Provisioned" };
+    let deadline = tokio::time::Instant::now() + common.timeout;
+    loop {
+        let c = api.get(name).await?;
+        let phase = c
+            .status
+            .as_ref()
+            .and_then(|s| s.get("phase"))
+            .and_then(|p| p.as_str())
+            .unwrap_or("");
+        if phase == wanted {
+            break;
+        }
+        if tokio::time::Instant::now() > deadline {
+            anyhow::bail!(
+                "Cluster {}/{name} is {phase:?}, not {wanted}, after {:?}",
+                common.namespace,
+                common.timeout
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    flux::success(&format!(
+        "workload cluster {name} is {}",
+        wanted.to_lowercase()
+    ));
+    Ok(())
 }

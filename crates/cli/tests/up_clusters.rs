@@ -750,3 +750,178 @@ fn the_cli_creates_lists_and_deletes_clusters_and_shows_sets() {
     let (_, out, _) = tidegate(env.kc(), &["cluster", "list"]);
     assert_eq!(out.lines().count(), 4, "{out}");
 }
+
+/// An operator in one ConfigMap: its CRD, a custom resource, its Namespace, its Deployment and
+/// a settings ConfigMap (`level`), optionally without the settings.
+fn operator(level: Option<&str>) -> String {
+    let mut objects = String::from(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: operators}\nspec: {size: 1}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: operator, namespace: operators}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: op}}\n  template:\n    metadata: {labels: {app: op}}\n    spec:\n      containers: [{name: op, image: example/op:1}]\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: operators}\n",
+    );
+    if let Some(level) = level {
+        objects.push_str(&format!(
+            "---\n{}",
+            cm_object("settings", "operators", level)
+        ));
+    }
+    holder("operator", false, &objects)
+}
+
+fn inventory_len(env: &Env, cluster: &str, crs: &str) -> usize {
+    env.entry(cluster, crs)
+        .and_then(|e| e["inventory"]["entries"].as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
+#[test]
+fn continuous_apply_keeps_workload_clusters_equal_to_their_source() {
+    let env = Env::start();
+    for c in ["workload-1", "workload-2", "workload-3"] {
+        env.label(c, "fleet=all");
+    }
+    env.apply(&operator(Some("info")));
+    env.apply(&crs(
+        "operator",
+        "ContinuousApply",
+        "fleet=all",
+        &[("ConfigMap", "operator")],
+    ));
+    // The CRD and its custom resource, with the Namespace, in one pass; healthy.
+    for c in ["workload-1", "workload-2", "workload-3"] {
+        env.wait_applied(c, "operator", 1);
+        assert_eq!(inventory_len(&env, c, "operator"), 5, "{c}");
+        assert!(
+            env.in_workload(c, &["widget", "-n", "operators", "w1"])
+                .is_some(),
+            "{c}"
+        );
+        assert_eq!(
+            value_in(&env, c, "operators", "settings").as_deref(),
+            Some("info")
+        );
+        let d = env
+            .in_workload(c, &["deployment", "-n", "operators", "operator"])
+            .unwrap();
+        assert_eq!(
+            d["metadata"]["labels"]["clusterresourceset.addons.cluster.x-k8s.io/name"],
+            "operator"
+        );
+    }
+    wait_until("Healthy", || {
+        condition(&env.crs("operator"), "/status/conditions", "Healthy")
+            .is_some_and(|c| c["status"] == "True")
+    });
+    // Something made by hand, in a kind the set also applies, is never pruned.
+    kubectl_stdin(
+        &env.workload("workload-1"),
+        &["apply", "-f", "-"],
+        &cm_object("handmade", "default", "mine"),
+    );
+
+    // A value changed in the source reaches every cluster.
+    env.apply(&operator(Some("debug")));
+    for c in ["workload-1", "workload-2", "workload-3"] {
+        wait_until(&format!("debug in {c}"), || {
+            value_in(&env, c, "operators", "settings").as_deref() == Some("debug")
+        });
+    }
+    // An object removed from the source is deleted from every cluster.
+    env.apply(&operator(None));
+    for c in ["workload-1", "workload-2", "workload-3"] {
+        wait_until(&format!("settings pruned from {c}"), || {
+            value_in(&env, c, "operators", "settings").is_none()
+        });
+        wait_until("the inventory follows", || {
+            inventory_len(&env, c, "operator") == 4
+        });
+    }
+    env.apply(&operator(Some("info")));
+    wait_until("settings back", || {
+        value_in(&env, "workload-2", "operators", "settings").as_deref() == Some("info")
+    });
+    // Drift in a workload cluster is corrected (no interval is set: the watch does it).
+    let wk2 = env.workload("workload-2");
+    kubectl(
+        &wk2,
+        &[
+            "patch",
+            "configmap",
+            "settings",
+            "-n",
+            "operators",
+            "--type=merge",
+            "-p",
+            r#"{"data":{"value":"edited"}}"#,
+        ],
+    );
+    wait_until("the edit reverted", || {
+        value_in(&env, "workload-2", "operators", "settings").as_deref() == Some("info")
+    });
+    kubectl(
+        &env.workload("workload-3"),
+        &["delete", "deployment", "operator", "-n", "operators"],
+    );
+    wait_until("the deleted Deployment recreated", || {
+        env.in_workload("workload-3", &["deployment", "-n", "operators", "operator"])
+            .is_some()
+    });
+
+    // A cluster whose label is removed loses the set's objects (and its entry).
+    kubectl(env.kc(), &["label", "cluster", "workload-1", "fleet-"]);
+    wait_until("workload-1 pruned", || {
+        env.in_workload("workload-1", &["deployment", "-n", "operators", "operator"])
+            .is_none()
+            && env
+                .in_workload("workload-1", &["crd", "widgets.example.com"])
+                .is_none()
+            && env.entry("workload-1", "operator").is_none()
+    });
+    assert_eq!(
+        value_in(&env, "workload-1", "default", "handmade").as_deref(),
+        Some("mine")
+    );
+
+    // A workload cluster down, then back up, converges.
+    let (code, _, err) = tidegate(env.kc(), &["cluster", "stop", "workload-2"]);
+    assert_eq!(code, 0, "{err}");
+    env.apply(&operator(Some("warn")));
+    wait_until("warn in workload-3", || {
+        value_in(&env, "workload-3", "operators", "settings").as_deref() == Some("warn")
+    });
+    wait_until("the unreachable cluster named", || {
+        condition(
+            &env.crs("operator"),
+            "/status/deprecated/v1beta1/conditions",
+            "ResourcesApplied",
+        )
+        .is_some_and(|c| {
+            c["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("Cluster default/workload-2")
+        })
+    });
+    let (code, _, err) = tidegate(env.kc(), &["cluster", "start", "workload-2"]);
+    assert_eq!(code, 0, "{err}");
+    wait_until("warn in workload-2", || {
+        value_in(&env, "workload-2", "operators", "settings").as_deref() == Some("warn")
+    });
+    wait_until("ResourcesApplied again", || {
+        condition(
+            &env.crs("operator"),
+            "/status/conditions",
+            "ResourcesApplied",
+        )
+        .is_some_and(|c| c["status"] == "True")
+    });
+
+    // Deleting the set prunes its objects from every cluster it applied to.
+    env.delete_crs(&["operator"]);
+    for c in ["workload-2", "workload-3"] {
+        assert!(
+            env.in_workload(c, &["deployment", "-n", "operators", "operator"])
+                .is_none(),
+            "{c}"
+        );
+        assert!(env.binding(c).is_none(), "{c}");
+    }
+}

@@ -29,6 +29,9 @@ pub const INFRA_GROUP: &str = "infrastructure.tidegate.dev";
 pub const INFRA_KIND: &str = "EmbeddedCluster";
 /// Held on an embedded Cluster until its server is stopped and its data removed.
 pub const FINALIZER: &str = "infrastructure.tidegate.dev/embedded";
+/// Set (to any value) on an embedded Cluster to stop its server, keeping its data and
+/// address; removed, the server starts again on the same port.
+pub const STOPPED_ANNOTATION: &str = "infrastructure.tidegate.dev/stopped";
 /// The label every embedded Cluster carries.
 pub const EMBEDDED_LABEL: &str = "tidegate.dev/embedded";
 /// The namespace `up --clusters` and `tidegate cluster create` use by default.
@@ -63,6 +66,8 @@ pub struct Provider {
     data_dir: PathBuf,
     simulator: Option<Duration>,
     servers: Mutex<HashMap<(String, String), tidegate_apiserver::ApiServer>>,
+    /// The address each server last listened on, kept across a stop.
+    addresses: Mutex<HashMap<(String, String), std::net::SocketAddr>>,
 }
 
 impl Provider {
@@ -73,6 +78,7 @@ impl Provider {
             data_dir,
             simulator,
             servers: Mutex::new(HashMap::new()),
+            addresses: Mutex::new(HashMap::new()),
         })
     }
 
@@ -152,11 +158,35 @@ impl Provider {
                 .await?;
         }
         let mut servers = self.servers.lock().await;
+        if cluster.annotations().contains_key(STOPPED_ANNOTATION) {
+            if let Some(server) = servers.remove(&key) {
+                self.addresses.lock().await.insert(key.clone(), server.addr);
+                server.shutdown().await;
+                tracing::info!(cluster = %format!("{ns}/{name}"), "embedded workload cluster stopped");
+            }
+            if cluster.status.as_ref().and_then(|s| s.get("phase")) != Some(&json!("Stopped")) {
+                api.patch_status(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&json!({"status": {"phase": "Stopped"}})),
+                )
+                .await?;
+            }
+            return Ok(());
+        }
         if !servers.contains_key(&key) {
             let dir = self.dir_of(&ns, &name);
             tidegate_apiserver::private_dir(&dir)?;
+            let listen = self
+                .addresses
+                .lock()
+                .await
+                .get(&key)
+                .copied()
+                .unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
             let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
                 data_dir: Some(dir),
+                listen,
                 tls: true,
                 workload_simulator: self.simulator,
                 ..Default::default()
@@ -211,7 +241,8 @@ impl Provider {
             api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
         }
-        let provisioned = tidegate_api::cluster::infrastructure_provisioned(cluster);
+        let provisioned = tidegate_api::cluster::infrastructure_provisioned(cluster)
+            && cluster.status.as_ref().and_then(|s| s.get("phase")) == Some(&json!("Provisioned"));
         if !provisioned {
             let patch = json!({"status": {
                 "initialization": {"infrastructureProvisioned": true, "controlPlaneInitialized": true},

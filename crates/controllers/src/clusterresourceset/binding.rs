@@ -7,12 +7,78 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use kube::api::DeleteParams;
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client, ResourceExt};
-use tidegate_api::{Cluster, ClusterResourceSetBinding};
+use serde_json::json;
+use tidegate_api::clusterresourceset::{API_VERSION, ClusterResourceSetBindingSpec};
+use tidegate_api::{Cluster, ClusterResourceSet, ClusterResourceSetBinding};
 use tidegate_apply::error::{code, describe};
+
+use super::Context;
+use super::read::owner_ref;
+
+/// The Cluster's binding, created (owned by the set) when missing.
+pub(super) async fn binding_of(
+    crs: &ClusterResourceSet,
+    cluster: &Cluster,
+    ctx: &Context,
+) -> Result<ClusterResourceSetBinding, String> {
+    let ns = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let api: Api<ClusterResourceSetBinding> = Api::namespaced(ctx.client.clone(), &ns);
+    if let Some(b) = api.get_opt(&name).await.map_err(|e| describe(&e))? {
+        return Ok(b);
+    }
+    let mut b = ClusterResourceSetBinding {
+        api_version: API_VERSION.into(),
+        kind: tidegate_api::clusterresourceset::BINDING_KIND.into(),
+        spec: ClusterResourceSetBindingSpec {
+            bindings: Vec::new(),
+            cluster_name: name.clone(),
+        },
+        ..Default::default()
+    };
+    b.metadata.name = Some(name.clone());
+    b.metadata.namespace = Some(ns.clone());
+    b.metadata.owner_references = Some(vec![owner_ref(crs)]);
+    match api.create(&PostParams::default(), &b).await {
+        Ok(b) => Ok(b),
+        Err(e) if code(&e) == Some(409) => api.get(&name).await.map_err(|e| describe(&e)),
+        Err(e) => Err(format!(
+            "failed to create clusterResourceSetBinding for cluster: {ns}/{name}: {}",
+            describe(&e)
+        )),
+    }
+}
+
+/// A merge patch from `original` to `binding` carrying the original resourceVersion.
+pub(super) async fn patch_binding(
+    ctx: &Context,
+    original: &ClusterResourceSetBinding,
+    binding: &ClusterResourceSetBinding,
+) -> Result<(), (Option<u16>, String)> {
+    let before = serde_json::to_value(original).unwrap_or_default();
+    let after = serde_json::to_value(binding).unwrap_or_default();
+    let Some(mut patch) = crate::status::merge_diff(&before, &after) else {
+        return Ok(());
+    };
+    patch["metadata"]["resourceVersion"] = json!(original.resource_version());
+    let api: Api<ClusterResourceSetBinding> = Api::namespaced(
+        ctx.client.clone(),
+        &original.namespace().unwrap_or_default(),
+    );
+    api.patch(
+        &original.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map(|_| ())
+    .map_err(|e| (code(&e), describe(&e)))
+}
 
 /// The binding of a Cluster (same name and namespace).
 pub fn key_of(cluster: &Cluster) -> ObjectRef<ClusterResourceSetBinding> {

@@ -6,6 +6,10 @@
 //! that is gone.
 
 mod binding;
+mod continuous;
+mod delete;
+mod outcome;
+mod read;
 mod reconcile;
 mod remote;
 pub mod resources;
@@ -59,6 +63,7 @@ pub struct Context {
     metrics: Arc<Metrics>,
     clusters: Store<Cluster>,
     remotes: remote::Remotes,
+    continuous: Arc<continuous::Continuous>,
     backoff: crate::timing::Backoff,
     versions: crate::fresh::Versions,
 }
@@ -93,12 +98,17 @@ struct Mapper {
 }
 
 impl Mapper {
-    /// Every ClusterResourceSet of the Cluster's namespace whose selector matches it.
+    /// Every ClusterResourceSet of the Cluster's namespace whose selector matches it, and
+    /// every `ContinuousApply` one (a Cluster it no longer selects loses its objects).
     fn cluster(&self, cluster: &Cluster) {
         let ns = cluster.namespace();
         let labels = cluster.labels();
         for crs in self.sets.state() {
             if crs.namespace() != ns {
+                continue;
+            }
+            if crs.spec.strategy() == tidegate_api::clusterresourceset::CONTINUOUS_APPLY {
+                let _ = self.tx.unbounded_send(ObjectRef::from_obj(crs.as_ref()));
                 continue;
             }
             let Ok(Some(sel)) = selector::parse(&crs.spec.cluster_selector) else {
@@ -161,6 +171,7 @@ pub async fn run(
     let (reader, writer) = reflector::store();
     let (cluster_reader, cluster_writer) = reflector::store();
     let (tx, rx) = futures::channel::mpsc::unbounded();
+    let continuous = Arc::new(continuous::Continuous::new(tx.clone()));
     let mapper = Arc::new(Mapper {
         sets: reader.clone(),
         tx,
@@ -171,6 +182,7 @@ pub async fn run(
         metrics,
         clusters: cluster_reader,
         remotes: remote::Remotes::default(),
+        continuous,
         backoff: crate::timing::Backoff::default(),
         versions: crate::fresh::Versions::default(),
     });
@@ -194,8 +206,10 @@ pub async fn run(
                         let _ = binding_tx.unbounded_send(binding::key_of(&c));
                     }
                     Ok(watcher::Event::Delete(c)) => {
-                        ctx.remotes
-                            .forget(&c.namespace().unwrap_or_default(), &c.name_any());
+                        let ns = c.namespace().unwrap_or_default();
+                        ctx.remotes.forget(&ns, &c.name_any());
+                        ctx.continuous
+                            .forget_cluster(&format!("{ns}/{}", c.name_any()));
                         let _ = binding_tx.unbounded_send(binding::key_of(&c));
                     }
                     Ok(_) => {}

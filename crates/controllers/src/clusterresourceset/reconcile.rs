@@ -4,96 +4,33 @@
 //! client, and each resource applied when its strategy says so. Conditions, reasons and
 //! messages are Cluster API's (v1beta2, and the v1beta1 ones under `status.deprecated`).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tidegate_api::cluster::PAUSED_ANNOTATION;
 use tidegate_api::clusterresourceset::{
-    API_VERSION, APPLIED_REASON, ClusterResourceSetBindingSpec, ClusterResourceSetStatus,
-    Deprecated, DeprecatedV1Beta1, FINALIZER, INTERNAL_ERROR_MESSAGE, INTERNAL_ERROR_REASON, KIND,
-    NOT_APPLIED_MESSAGE, NOT_APPLIED_REASON, PAUSED, RECONCILE, RESOURCES_APPLIED, ResourceBinding,
-    ResourceRef, SECRET_TYPE, V1Beta1Condition, WRONG_SECRET_TYPE_REASON, v1beta1_reasons,
+    CONTINUOUS_APPLY, ClusterResourceSetStatus, FINALIZER, INTERNAL_ERROR_MESSAGE,
+    INTERNAL_ERROR_REASON, PAUSED, RECONCILE, ResourceBinding, v1beta1_reasons,
 };
 use tidegate_api::conditions;
-use tidegate_api::{Cluster, ClusterResourceSet, ClusterResourceSetBinding};
-use tidegate_apply::error::{code, describe};
+use tidegate_api::{Cluster, ClusterResourceSet};
 
+use super::binding::{binding_of, patch_binding};
+use super::delete::delete;
+use super::outcome::{Applied, Outcome, aggregate, set_applied};
+use super::read::{Source, ensure_owner_ref, owner_ref, read_resources};
 use super::scope::{self, Remote};
-use super::{Context, ReconcileError, resources, selector};
+use super::{Context, ReconcileError, continuous, resources, selector};
+
+/// Condition `Healthy` of `ContinuousApply` sets (Tidegate's).
+pub const HEALTHY: &str = "Healthy";
 
 /// Clusters worked on at once within one reconcile.
 const CLUSTERS_AT_ONCE: usize = 8;
-
-/// Cluster API's error for a Secret of another type.
-const SECRET_TYPE_NOT_SUPPORTED: &str = "unsupported secret type";
-
-/// One update of `ResourcesApplied`: the v1beta2 reason and message, and the v1beta1 reason,
-/// severity and message (`None` reason: True).
-#[derive(Debug, Clone)]
-struct Applied {
-    reason: &'static str,
-    message: String,
-    v1beta1: Option<(&'static str, &'static str, String)>,
-}
-
-impl Applied {
-    fn ok() -> Applied {
-        Applied {
-            reason: APPLIED_REASON,
-            message: String::new(),
-            v1beta1: None,
-        }
-    }
-    fn failed(
-        reason: &'static str,
-        message: &str,
-        v1_reason: &'static str,
-        severity: &'static str,
-        v1_message: String,
-    ) -> Applied {
-        Applied {
-            reason,
-            message: message.to_string(),
-            v1beta1: Some((v1_reason, severity, v1_message)),
-        }
-    }
-    /// Applying failed: NotApplied (v1beta1 ApplyFailed with the details).
-    fn not_applied(message: String) -> Applied {
-        Applied::failed(
-            NOT_APPLIED_REASON,
-            NOT_APPLIED_MESSAGE,
-            v1beta1_reasons::APPLY_FAILED,
-            "Warning",
-            message,
-        )
-    }
-    fn is_true(&self) -> bool {
-        self.v1beta1.is_none()
-    }
-}
-
-/// What applying to one Cluster came to: the last condition update and the errors.
-#[derive(Default)]
-struct Outcome {
-    applied: Option<Applied>,
-    errors: Vec<String>,
-    /// Only the binding write lost a race with another ClusterResourceSet.
-    conflict: bool,
-}
-
-/// A ConfigMap or Secret as read: its data values by key (Secret values decoded).
-struct Source {
-    reference: ResourceRef,
-    data: Option<BTreeMap<String, Vec<u8>>>,
-    key: String,
-}
 
 pub(super) async fn reconcile(
     crs: &ClusterResourceSet,
@@ -198,6 +135,21 @@ pub(super) async fn reconcile(
     if let Some(a) = &last {
         set_applied(&mut status, a, generation);
     }
+    let continuous = crs.spec.strategy() == CONTINUOUS_APPLY;
+    if continuous {
+        // Clusters no longer selected lose the set's objects.
+        let mut errors = Vec::new();
+        if let Err(e) = continuous::prune_deselected(crs, ctx, &clusters).await {
+            errors.push(e);
+        }
+        set_healthy(&mut status, &outcomes, generation);
+        if !errors.is_empty() {
+            outcomes.push(Outcome {
+                errors,
+                ..Default::default()
+            });
+        }
+    }
     let errors: Vec<&String> = outcomes.iter().flat_map(|o| &o.errors).collect();
     let conflicts_only =
         !errors.is_empty() && outcomes.iter().all(|o| o.errors.is_empty() || o.conflict);
@@ -215,7 +167,64 @@ pub(super) async fn reconcile(
         return Err(fail(aggregate(errors.iter().map(|e| e.as_str()))));
     }
     ctx.backoff.succeeded(&key);
-    Ok(Action::await_change())
+    match interval(crs) {
+        Some(i) if continuous => Ok(Action::requeue(crate::timing::jittered(i, 5))),
+        _ => Ok(Action::await_change()),
+    }
+}
+
+/// `spec.interval` of a `ContinuousApply` set.
+fn interval(crs: &ClusterResourceSet) -> Option<Duration> {
+    crs.spec
+        .interval
+        .as_deref()
+        .and_then(|i| tidegate_core::duration::parse(i).ok())
+        .filter(|d| !d.is_zero())
+}
+
+/// `Healthy` (a Tidegate condition of `ContinuousApply` sets): True when every applied object
+/// in every selected Cluster is healthy.
+fn set_healthy(
+    status: &mut ClusterResourceSetStatus,
+    outcomes: &[Outcome],
+    generation: Option<i64>,
+) {
+    use tidegate_apply::health::Status;
+    let checked: Vec<&Vec<(Status, String)>> =
+        outcomes.iter().filter_map(|o| o.health.as_ref()).collect();
+    if checked.is_empty() {
+        return;
+    }
+    let unhealthy: Vec<&(Status, String)> = checked.into_iter().flatten().collect();
+    if unhealthy.is_empty() {
+        conditions::set(
+            &mut status.conditions,
+            HEALTHY,
+            true,
+            "Succeeded",
+            "Health check passed",
+            generation,
+        );
+        return;
+    }
+    let failed = unhealthy.iter().any(|(s, _)| *s == Status::Failed);
+    let mut lines: Vec<&str> = unhealthy.iter().take(10).map(|(_, m)| m.as_str()).collect();
+    let more = format!("and {} more", unhealthy.len().saturating_sub(10));
+    if unhealthy.len() > 10 {
+        lines.push(&more);
+    }
+    conditions::set(
+        &mut status.conditions,
+        HEALTHY,
+        false,
+        if failed {
+            "HealthCheckFailed"
+        } else {
+            "Progressing"
+        },
+        &lines.join("; "),
+        generation,
+    );
 }
 
 async fn write_status(
@@ -226,65 +235,6 @@ async fn write_status(
     new: &ClusterResourceSetStatus,
 ) -> Result<(), String> {
     crate::status::patch(api, &ctx.versions, name, old, new).await
-}
-
-/// Errors as Go's `kerrors.NewAggregate` prints them: one as itself, several in brackets.
-fn aggregate<'a>(errors: impl Iterator<Item = &'a str>) -> String {
-    let all: Vec<&str> = errors.collect();
-    match all.as_slice() {
-        [one] => one.to_string(),
-        many => format!("[{}]", many.join(", ")),
-    }
-}
-
-/// Sets `ResourcesApplied` (v1beta2) and its v1beta1 twin.
-fn set_applied(status: &mut ClusterResourceSetStatus, a: &Applied, generation: Option<i64>) {
-    conditions::set(
-        &mut status.conditions,
-        RESOURCES_APPLIED,
-        a.is_true(),
-        a.reason,
-        &a.message,
-        generation,
-    );
-    let v1 = status
-        .deprecated
-        .get_or_insert_with(Deprecated::default)
-        .v1beta1
-        .get_or_insert_with(DeprecatedV1Beta1::default);
-    let (state, severity, reason, message) = match &a.v1beta1 {
-        None => ("True", None, None, None),
-        Some((reason, severity, message)) => (
-            "False",
-            Some(severity.to_string()),
-            Some(reason.to_string()),
-            Some(message.clone()),
-        ),
-    };
-    let now = Time(conditions::now());
-    match v1
-        .conditions
-        .iter_mut()
-        .find(|c| c.type_ == RESOURCES_APPLIED)
-    {
-        Some(c) => {
-            if c.status != state {
-                c.last_transition_time = now;
-            }
-            c.status = state.into();
-            c.severity = severity;
-            c.reason = reason;
-            c.message = message;
-        }
-        None => v1.conditions.push(V1Beta1Condition {
-            type_: RESOURCES_APPLIED.into(),
-            status: state.into(),
-            severity,
-            last_transition_time: now,
-            reason,
-            message,
-        }),
-    }
 }
 
 /// The Clusters of the set's namespace its selector matches, not being deleted; an empty
@@ -314,177 +264,6 @@ fn select_clusters(crs: &ClusterResourceSet, ctx: &Context) -> Result<Vec<Cluste
         .collect();
     clusters.sort_by_key(|c| c.name_any());
     Ok(clusters)
-}
-
-/// The owner reference a ConfigMap, Secret or binding gets.
-fn owner_ref(crs: &ClusterResourceSet) -> OwnerReference {
-    OwnerReference {
-        api_version: API_VERSION.into(),
-        kind: KIND.into(),
-        name: crs.name_any(),
-        uid: crs.uid().unwrap_or_default(),
-        ..Default::default()
-    }
-}
-
-/// `refs` with `owner` replacing the reference of the same group, kind and name, or added
-/// (`util.EnsureOwnerRef`).
-fn ensure_owner_ref(refs: &[OwnerReference], owner: &OwnerReference) -> Vec<OwnerReference> {
-    let group = |v: &str| {
-        v.split_once('/')
-            .map(|(g, _)| g.to_string())
-            .unwrap_or_default()
-    };
-    let mut out = refs.to_vec();
-    match out.iter_mut().find(|r| {
-        group(&r.api_version) == group(&owner.api_version)
-            && r.kind == owner.kind
-            && r.name == owner.name
-    }) {
-        Some(r) => *r = owner.clone(),
-        None => out.push(owner.clone()),
-    }
-    out
-}
-
-/// Reads the ConfigMaps and Secrets (a missing one is skipped) and makes the set their owner.
-/// The errors end the reconcile before any Cluster is touched.
-async fn read_resources(
-    crs: &ClusterResourceSet,
-    ctx: &Context,
-) -> Result<Vec<Option<Source>>, Outcome> {
-    let ns = crs.namespace().unwrap_or_default();
-    let owner = owner_ref(crs);
-    let mut outcome = Outcome::default();
-    let mut read = Vec::new();
-    for r in &crs.spec.resources {
-        let key = format!("{ns}/{}", r.name);
-        let got = match r.kind.as_str() {
-            "Secret" => {
-                let api: Api<Secret> = Api::namespaced(ctx.client.clone(), &ns);
-                api.get(&r.name).await.map(|s| {
-                    let wrong_type = s.type_.as_deref() != Some(SECRET_TYPE);
-                    let data = s.data.as_ref().map(|d| {
-                        d.iter()
-                            .map(|(k, v)| (k.clone(), v.0.clone()))
-                            .collect::<BTreeMap<_, _>>()
-                    });
-                    (wrong_type, data, s.metadata)
-                })
-            }
-            _ => {
-                let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &ns);
-                api.get(&r.name).await.map(|c| {
-                    let data = c.data.as_ref().map(|d| {
-                        d.iter()
-                            .map(|(k, v)| (k.clone(), v.clone().into_bytes()))
-                            .collect::<BTreeMap<_, _>>()
-                    });
-                    (false, data, c.metadata)
-                })
-            }
-        };
-        match got {
-            Ok((true, _, _)) => {
-                outcome.applied = Some(Applied::failed(
-                    WRONG_SECRET_TYPE_REASON,
-                    &format!("Secret type of resource {} is not supported", r.name),
-                    v1beta1_reasons::WRONG_SECRET_TYPE,
-                    "Warning",
-                    SECRET_TYPE_NOT_SUPPORTED.into(),
-                ));
-                outcome
-                    .errors
-                    .push(format!("Secret {key}: {SECRET_TYPE_NOT_SUPPORTED}"));
-                read.push(None);
-            }
-            Ok((false, data, meta)) => {
-                let refs = meta.owner_references.clone().unwrap_or_default();
-                let wanted = ensure_owner_ref(&refs, &owner);
-                if wanted != refs {
-                    let patch = json!({"metadata": {"ownerReferences": wanted}});
-                    let result = if r.kind == "Secret" {
-                        Api::<Secret>::namespaced(ctx.client.clone(), &ns)
-                            .patch(&r.name, &PatchParams::default(), &Patch::Merge(&patch))
-                            .await
-                            .map(|_| ())
-                    } else {
-                        Api::<ConfigMap>::namespaced(ctx.client.clone(), &ns)
-                            .patch(&r.name, &PatchParams::default(), &Patch::Merge(&patch))
-                            .await
-                            .map(|_| ())
-                    };
-                    if let Err(e) = result {
-                        outcome.errors.push(format!(
-                            "adding the ClusterResourceSet as owner of {} {key}: {}",
-                            r.kind,
-                            describe(&e)
-                        ));
-                    }
-                }
-                read.push(Some(Source {
-                    reference: r.clone(),
-                    data,
-                    key,
-                }));
-            }
-            Err(e) => {
-                let message = format!("{} {key}: {}", r.kind, describe(&e));
-                outcome.applied = Some(Applied::failed(
-                    INTERNAL_ERROR_REASON,
-                    INTERNAL_ERROR_MESSAGE,
-                    v1beta1_reasons::RETRIEVING_RESOURCE_FAILED,
-                    "Warning",
-                    message.clone(),
-                ));
-                // A resource not created yet is no error: its creation wakes the set.
-                if code(&e) != Some(404) {
-                    outcome.errors.push(message);
-                }
-                read.push(None);
-            }
-        }
-    }
-    if outcome.errors.is_empty() {
-        // Cluster API records the missing resource's condition and carries on; the
-        // condition is then replaced by the Clusters' outcome.
-        return Ok(read);
-    }
-    Err(outcome)
-}
-
-/// The Cluster's binding, created (owned by the set) when missing.
-async fn binding_of(
-    crs: &ClusterResourceSet,
-    cluster: &Cluster,
-    ctx: &Context,
-) -> Result<ClusterResourceSetBinding, String> {
-    let ns = cluster.namespace().unwrap_or_default();
-    let name = cluster.name_any();
-    let api: Api<ClusterResourceSetBinding> = Api::namespaced(ctx.client.clone(), &ns);
-    if let Some(b) = api.get_opt(&name).await.map_err(|e| describe(&e))? {
-        return Ok(b);
-    }
-    let mut b = ClusterResourceSetBinding {
-        api_version: API_VERSION.into(),
-        kind: tidegate_api::clusterresourceset::BINDING_KIND.into(),
-        spec: ClusterResourceSetBindingSpec {
-            bindings: Vec::new(),
-            cluster_name: name.clone(),
-        },
-        ..Default::default()
-    };
-    b.metadata.name = Some(name.clone());
-    b.metadata.namespace = Some(ns.clone());
-    b.metadata.owner_references = Some(vec![owner_ref(crs)]);
-    match api.create(&PostParams::default(), &b).await {
-        Ok(b) => Ok(b),
-        Err(e) if code(&e) == Some(409) => api.get(&name).await.map_err(|e| describe(&e)),
-        Err(e) => Err(format!(
-            "failed to create clusterResourceSetBinding for cluster: {ns}/{name}: {}",
-            describe(&e)
-        )),
-    }
 }
 
 /// Applies the set's resources to one Cluster and records them in its binding.
@@ -528,6 +307,17 @@ async fn apply_to_cluster(
                 e.clone(),
             ));
             outcome.errors.push(e);
+        }
+        Ok(remote) if strategy == CONTINUOUS_APPLY => {
+            let entry = binding.spec.get_or_create(&crs_name);
+            let pass = continuous::Pass {
+                crs,
+                cluster_key: &cluster_key,
+                remote: &remote,
+                sources: read,
+                interval: interval(crs),
+            };
+            continuous::apply(&ctx.continuous, pass, entry, &mut outcome).await;
         }
         Ok(remote) => {
             let entry = binding.spec.get_or_create(&crs_name);
@@ -625,129 +415,4 @@ async fn apply_objects(
         }
     }
     errors
-}
-
-/// A merge patch from `original` to `binding` carrying the original resourceVersion.
-async fn patch_binding(
-    ctx: &Context,
-    original: &ClusterResourceSetBinding,
-    binding: &ClusterResourceSetBinding,
-) -> Result<(), (Option<u16>, String)> {
-    let before = serde_json::to_value(original).unwrap_or_default();
-    let after = serde_json::to_value(binding).unwrap_or_default();
-    let Some(mut patch) = crate::status::merge_diff(&before, &after) else {
-        return Ok(());
-    };
-    patch["metadata"]["resourceVersion"] = json!(original.resource_version());
-    let api: Api<ClusterResourceSetBinding> = Api::namespaced(
-        ctx.client.clone(),
-        &original.namespace().unwrap_or_default(),
-    );
-    api.patch(
-        &original.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(&patch),
-    )
-    .await
-    .map(|_| ())
-    .map_err(|e| (code(&e), describe(&e)))
-}
-
-/// Deletion: the set's entry and owner reference leave each selected Cluster's binding (an
-/// empty binding is deleted); the objects in the workload clusters stay; then the finalizer
-/// goes.
-async fn delete(
-    crs: &ClusterResourceSet,
-    ctx: &Context,
-    clusters: &[Cluster],
-) -> Result<Action, String> {
-    let crs_name = crs.name_any();
-    for cluster in clusters {
-        let ns = cluster.namespace().unwrap_or_default();
-        let api: Api<ClusterResourceSetBinding> = Api::namespaced(ctx.client.clone(), &ns);
-        let Some(binding) = api.get_opt(&cluster.name_any()).await.map_err(|e| {
-            format!(
-                "failed to get ClusterResourceSetBinding during ClusterResourceSet deletion: {}",
-                describe(&e)
-            )
-        })?
-        else {
-            continue;
-        };
-        let mut updated = binding.clone();
-        updated.spec.remove(&crs_name);
-        let refs: Vec<OwnerReference> = updated
-            .metadata
-            .owner_references
-            .clone()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|r| !(r.kind == KIND && r.name == crs_name))
-            .collect();
-        updated.metadata.owner_references = Some(refs);
-        if updated.spec.bindings.is_empty() {
-            if let Err(e) = api
-                .delete(&binding.name_any(), &DeleteParams::default())
-                .await
-                && code(&e) != Some(404)
-            {
-                tracing::error!(error = %describe(&e), "failed to delete empty ClusterResourceSetBinding");
-            }
-        } else {
-            let before = serde_json::to_value(&binding).unwrap_or_default();
-            let after = serde_json::to_value(&updated).unwrap_or_default();
-            if let Some(patch) = crate::status::merge_diff(&before, &after) {
-                api.patch(
-                    &binding.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(&patch),
-                )
-                .await
-                .map_err(|e| describe(&e))?;
-            }
-        }
-    }
-    let api: Api<ClusterResourceSet> =
-        Api::namespaced(ctx.client.clone(), &crs.namespace().unwrap_or_default());
-    crate::finalizer::remove_named(&api, crs, FINALIZER).await?;
-    ctx.versions.forget(crs);
-    Ok(Action::await_change())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn owner_refs_are_replaced_by_group_kind_and_name() {
-        let mut owner = OwnerReference {
-            api_version: "addons.cluster.x-k8s.io/v1beta2".into(),
-            kind: "ClusterResourceSet".into(),
-            name: "crs".into(),
-            uid: "new".into(),
-            ..Default::default()
-        };
-        let old = OwnerReference {
-            api_version: "addons.cluster.x-k8s.io/v1beta1".into(),
-            uid: "old".into(),
-            ..owner.clone()
-        };
-        let other = OwnerReference {
-            name: "other".into(),
-            ..owner.clone()
-        };
-        let out = ensure_owner_ref(&[old, other.clone()], &owner);
-        assert_eq!(out, vec![owner.clone(), other.clone()]);
-        owner.name = "third".into();
-        assert_eq!(
-            ensure_owner_ref(std::slice::from_ref(&other), &owner).len(),
-            2
-        );
-    }
-
-    #[test]
-    fn go_aggregates() {
-        assert_eq!(aggregate(["a"].into_iter()), "a");
-        assert_eq!(aggregate(["a", "b"].into_iter()), "[a, b]");
-    }
 }

@@ -104,8 +104,17 @@ async fn connect(kubeconfig: &[u8]) -> Result<Remote, String> {
     .await
     .map_err(|_| "no answer within 10s".to_string())?
     .map_err(|e| describe(&e))?;
+    let manager = tidegate_apply::ResourceManager::new(
+        client.clone(),
+        tidegate_apply::ManagerOptions {
+            field_manager: super::CONTROLLER.into(),
+            live_mode: tidegate_apply::live::Mode::List,
+            ..Default::default()
+        },
+    );
     Ok(Remote {
         resolver: Resolver::new(client.clone()),
         client,
+        manager,
     })
 }

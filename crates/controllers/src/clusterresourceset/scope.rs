@@ -33,6 +33,8 @@ pub struct Remote {
     pub client: kube::Client,
     /// Its discovery.
     pub resolver: Resolver,
+    /// Server-side apply into it (`ContinuousApply`), as field manager `clusterresourceset`.
+    pub manager: tidegate_apply::ResourceManager,
 }
 
 /// `group/version, Kind=kind` as Go prints a GroupVersionKind (`/v1, Kind=ConfigMap`).
@@ -194,6 +196,7 @@ mod tests {
                 applied,
                 last_applied_time: None,
             }],
+            inventory: None,
         }
     }
 
