@@ -914,7 +914,26 @@ fn continuous_apply_keeps_workload_clusters_equal_to_their_source() {
         .is_some_and(|c| c["status"] == "True")
     });
 
-    // Deleting the set prunes its objects from every cluster it applied to.
+    // Deleting the set prunes its objects from every cluster it applied to, except those the
+    // source marks `prune: disabled` (the way back to Cluster API's strategies).
+    let kept = operator(Some("warn"))
+        .replace(
+            "  name: settings\n",
+            "  name: settings\n      annotations: {kustomize.toolkit.fluxcd.io/prune: disabled}\n",
+        )
+        .replace(
+            "metadata: {name: operators}",
+            "metadata: {name: operators, annotations: {kustomize.toolkit.fluxcd.io/prune: disabled}}",
+        );
+    env.apply(&kept);
+    for c in ["workload-2", "workload-3"] {
+        wait_until("the annotation applied", || {
+            env.in_workload(c, &["configmap", "-n", "operators", "settings"])
+                .is_some_and(|o| {
+                    o["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+                })
+        });
+    }
     env.delete_crs(&["operator"]);
     for c in ["workload-2", "workload-3"] {
         assert!(
@@ -922,6 +941,55 @@ fn continuous_apply_keeps_workload_clusters_equal_to_their_source() {
                 .is_none(),
             "{c}"
         );
+        assert!(
+            env.in_workload(c, &["widget", "-n", "operators", "w1"])
+                .is_none(),
+            "{c}"
+        );
+        assert_eq!(
+            value_in(&env, c, "operators", "settings").as_deref(),
+            Some("warn"),
+            "{c}: prune: disabled keeps it"
+        );
         assert!(env.binding(c).is_none(), "{c}");
     }
+}
+
+#[test]
+fn kustomizations_reach_workload_clusters_through_their_kubeconfig_secrets() {
+    let env = Env::start();
+    let repo = git_support::Repo::new();
+    repo.write(
+        "edge/app.yaml",
+        &cm_object("edge-app", "default", "from-git"),
+    );
+    repo.commit("edge app");
+    let fleet = format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: fleet, namespace: default}}\nspec:\n  interval: 1m\n  url: {}\n  ref: {{branch: main}}\n",
+        repo.file_url()
+    );
+    env.apply(&fleet);
+    let mut kustomizations = String::new();
+    for c in ["workload-2", "workload-3"] {
+        kustomizations.push_str(&format!(
+            "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: edge-{c}, namespace: default}}\nspec:\n  interval: 5m\n  path: ./edge\n  prune: true\n  sourceRef: {{kind: GitRepository, name: fleet}}\n  kubeConfig:\n    secretRef: {{name: {c}-kubeconfig}}\n"
+        ));
+    }
+    env.apply(&kustomizations);
+    for c in ["workload-2", "workload-3"] {
+        wait_until(&format!("the app in {c}"), || {
+            value_in(&env, c, "default", "edge-app").as_deref() == Some("from-git")
+        });
+    }
+    assert_eq!(value_in(&env, "workload-1", "default", "edge-app"), None);
+    assert!(
+        std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(env.kc())
+            .args(["get", "configmap", "edge-app"])
+            .output()
+            .map(|o| !o.status.success())
+            .unwrap(),
+        "nothing lands in the management cluster"
+    );
 }
