@@ -606,3 +606,128 @@ async fn byte_fields_are_decoded_as_go_decodes_them() {
         "{stderr}"
     );
 }
+
+/// The RFC 7386 merge patch turning `from` into `to` (controller-runtime's `client.MergeFrom`):
+/// every field of `from` missing in `to` becomes `null`.
+fn merge_from(from: &serde_json::Value, to: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match (from, to) {
+        (Value::Object(f), Value::Object(t)) => {
+            let mut out = serde_json::Map::new();
+            for (k, tv) in t {
+                match f.get(k) {
+                    Some(fv) if fv == tv => {}
+                    Some(fv) => {
+                        out.insert(k.clone(), merge_from(fv, tv));
+                    }
+                    None => {
+                        out.insert(k.clone(), tv.clone());
+                    }
+                }
+            }
+            for k in f.keys() {
+                if !t.contains_key(k) {
+                    out.insert(k.clone(), Value::Null);
+                }
+            }
+            Value::Object(out)
+        }
+        (_, t) => t.clone(),
+    }
+}
+
+/// Cluster API's `Reconcile` strategy patches a live object with a merge patch from the live
+/// object to the bare manifest, so the patch sets `metadata.uid`, `creationTimestamp`,
+/// `managedFields`, `status` and every defaulted field to `null`. kube-apiserver keeps the
+/// system fields, ignores `status` on the main resource and defaults again; so must we.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_merge_patch_from_the_live_object_keeps_what_the_server_owns() {
+    let server = common::start_simulated(50);
+    let server = server.await;
+    let manifest = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1"}]}}}});
+    server.ok_stdin(&["create", "-f", "-"], &manifest.to_string());
+    let mut live = serde_json::Value::Null;
+    for _ in 0..100 {
+        live =
+            serde_json::from_str(&server.ok(&["get", "deployment", "web", "-o", "json"])).unwrap();
+        if live["status"]["readyReplicas"] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(live["status"]["readyReplicas"], 1, "{live}");
+    server.ok(&["label", "deployment", "web", "by=hand"]);
+    let live: serde_json::Value = serde_json::from_str(&server.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    let mut desired = manifest.clone();
+    desired["spec"]["replicas"] = serde_json::json!(2);
+    desired["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
+    let patch = merge_from(&live, &desired);
+    for null in [
+        "/metadata/uid",
+        "/metadata/creationTimestamp",
+        "/metadata/managedFields",
+        "/metadata/labels",
+        "/status",
+        "/spec/strategy",
+    ] {
+        assert!(
+            patch.pointer(null).is_some_and(|v| v.is_null()),
+            "{null}: {patch}"
+        );
+    }
+    server.ok(&[
+        "patch",
+        "deployment",
+        "web",
+        "--type=merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+    let after: serde_json::Value = serde_json::from_str(&server.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    assert_eq!(after["metadata"]["uid"], live["metadata"]["uid"]);
+    assert_eq!(
+        after["metadata"]["creationTimestamp"],
+        live["metadata"]["creationTimestamp"]
+    );
+    assert!(
+        after["metadata"]["managedFields"]
+            .as_array()
+            .is_some_and(|m| !m.is_empty()),
+        "{after}"
+    );
+    assert!(after["metadata"].get("labels").is_none(), "{after}");
+    assert_eq!(after["spec"]["replicas"], 2);
+    assert_eq!(
+        after["spec"]["strategy"]["type"], "RollingUpdate",
+        "defaulted again"
+    );
+    assert!(
+        after["status"]["observedGeneration"].is_number(),
+        "status kept: {after}"
+    );
+    assert_eq!(
+        after["metadata"]["generation"].as_i64(),
+        live["metadata"]["generation"].as_i64().map(|g| g + 1)
+    );
+}
