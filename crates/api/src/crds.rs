@@ -33,6 +33,15 @@ pub const KUSTOMIZATION: &str =
 /// `helmreleases.helm.toolkit.fluxcd.io`.
 pub const HELM_RELEASE: &str = include_str!("../crds/helm.toolkit.fluxcd.io_helmreleases.yaml");
 
+/// `providers.notification.toolkit.fluxcd.io`.
+pub const PROVIDER: &str = include_str!("../crds/notification.toolkit.fluxcd.io_providers.yaml");
+
+/// `alerts.notification.toolkit.fluxcd.io`.
+pub const ALERT: &str = include_str!("../crds/notification.toolkit.fluxcd.io_alerts.yaml");
+
+/// `receivers.notification.toolkit.fluxcd.io`.
+pub const RECEIVER: &str = include_str!("../crds/notification.toolkit.fluxcd.io_receivers.yaml");
+
 /// `clusterresourcesets.addons.cluster.x-k8s.io` (Cluster API).
 pub const CLUSTER_RESOURCE_SET: &str =
     include_str!("../crds/addons.cluster.x-k8s.io_clusterresourcesets.yaml");
@@ -70,6 +79,9 @@ pub fn all() -> Vec<&'static str> {
         ARTIFACT_GENERATOR,
         KUSTOMIZATION,
         HELM_RELEASE,
+        PROVIDER,
+        ALERT,
+        RECEIVER,
     ]
 }
 
@@ -103,7 +115,10 @@ mod tests {
                 "externalartifacts.source.toolkit.fluxcd.io",
                 "artifactgenerators.source.extensions.fluxcd.io",
                 "kustomizations.kustomize.toolkit.fluxcd.io",
-                "helmreleases.helm.toolkit.fluxcd.io"
+                "helmreleases.helm.toolkit.fluxcd.io",
+                "providers.notification.toolkit.fluxcd.io",
+                "alerts.notification.toolkit.fluxcd.io",
+                "receivers.notification.toolkit.fluxcd.io"
             ]
         );
     }

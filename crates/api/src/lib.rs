@@ -15,6 +15,7 @@ pub mod helmrepository;
 pub mod kustomization;
 pub mod meta;
 pub mod ocirepository;
+pub mod receiver;
 
 pub use artifactgenerator::{ArtifactGenerator, ArtifactGeneratorSpec, ArtifactGeneratorStatus};
 pub use bucket::{Bucket, BucketSpec, BucketStatus};
@@ -27,6 +28,7 @@ pub use helmrelease::{HelmRelease, HelmReleaseSpec, HelmReleaseStatus};
 pub use helmrepository::{HelmRepository, HelmRepositorySpec, HelmRepositoryStatus};
 pub use kustomization::{Kustomization, KustomizationSpec, KustomizationStatus};
 pub use ocirepository::{OCIRepository, OCIRepositorySpec, OCIRepositoryStatus};
+pub use receiver::{Receiver, ReceiverSpec, ReceiverStatus};
 
 /// A toolkit object: `apiVersion`, `kind`, `metadata`, `spec` and an optional `status`.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]

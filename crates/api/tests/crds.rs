@@ -637,3 +637,92 @@ async fn cluster_api_manifests_are_accepted_and_the_webhook_rules_hold() {
     ]);
     assert!(err.contains("spec.resources[0].kind"), "{err}");
 }
+
+/// Flux's documented notification objects (docs/spec/v1beta3 providers and alerts, v1
+/// receivers), and the same as v1beta2.
+const FLUX_NOTIFICATIONS: &str = r#"apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Provider
+metadata: {name: slack-bot, namespace: flux-system}
+spec:
+  type: slack
+  channel: general
+  address: https://slack.com/api/chat.postMessage
+  secretRef: {name: slack-token}
+---
+apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Alert
+metadata: {name: on-call-webapp, namespace: flux-system}
+spec:
+  summary: "production cluster"
+  providerRef: {name: slack-bot}
+  eventSeverity: error
+  eventSources:
+    - {kind: GitRepository, name: '*'}
+    - {kind: Kustomization, name: '*'}
+  eventMetadata: {env: production}
+---
+apiVersion: notification.toolkit.fluxcd.io/v1
+kind: Receiver
+metadata: {name: github-receiver, namespace: flux-system}
+spec:
+  type: github
+  events: ["ping", "push"]
+  secretRef: {name: receiver-token}
+  resources:
+    - {apiVersion: source.toolkit.fluxcd.io/v1, kind: GitRepository, name: flux-system}
+---
+apiVersion: notification.toolkit.fluxcd.io/v1beta2
+kind: Receiver
+metadata: {name: old-receiver, namespace: flux-system}
+spec:
+  type: generic
+  secretRef: {name: receiver-token}
+  resources:
+    - {kind: GitRepository, name: flux-system}
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flux_documented_notification_objects_are_accepted() {
+    let server = common::start().await;
+    server.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &tidegate_api::crds::stream(),
+    );
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/providers.notification.toolkit.fluxcd.io",
+        "crd/alerts.notification.toolkit.fluxcd.io",
+        "crd/receivers.notification.toolkit.fluxcd.io",
+    ]);
+    server.ok(&["create", "namespace", "flux-system"]);
+    let out = server.ok_stdin(&["apply", "-f", "-"], FLUX_NOTIFICATIONS);
+    assert_eq!(out.matches(" created").count(), 4, "{out}");
+    let stored = server.ok(&[
+        "-n",
+        "flux-system",
+        "get",
+        "receiver",
+        "old-receiver",
+        "-o",
+        "json",
+    ]);
+    let typed: tidegate_api::Receiver = serde_json::from_str(&stored).unwrap();
+    assert_eq!(typed.spec.type_, "generic");
+    let raw: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(
+        raw["apiVersion"], "notification.toolkit.fluxcd.io/v1",
+        "written as v1beta2"
+    );
+    let table = server.ok(&["-n", "flux-system", "get", "receivers"]);
+    assert!(table.lines().next().unwrap().contains("READY"), "{table}");
+    // Flux's CEL rules: generic-oidc needs oidcProviders.
+    let err = server.fails_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: notification.toolkit.fluxcd.io/v1\nkind: Receiver\nmetadata: {name: oidc, namespace: flux-system}\nspec:\n  type: generic-oidc\n  resources: [{kind: GitRepository, name: x}]\n",
+    );
+    assert!(
+        err.contains("generic-oidc receivers must define at least one oidcProvider"),
+        "{err}"
+    );
+}

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
     artifactgenerator, bucket, clusterresourceset, gitrepository, helmchart, helmrelease,
-    helmrepository, kustomization, leader, ocirepository,
+    helmrepository, kustomization, leader, ocirepository, receiver,
 };
 use tidegate_source::storage::{Retention, Storage};
 
@@ -20,7 +20,7 @@ pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
     /// Controllers to run (also `clusterresourceset-controller`, off by default: a cluster
-    /// running Cluster API has its own).
+    /// running Cluster API has its own; and `notification-controller`, Receivers only so far).
     #[arg(
         long,
         value_delimiter = ',',
@@ -92,6 +92,9 @@ pub struct Args {
     /// Address of the Prometheus metrics endpoint.
     #[arg(long, env = "METRICS_ADDR", default_value = ":8080")]
     metrics_addr: String,
+    /// Address of the webhook receiver server (notification-controller).
+    #[arg(long, default_value = ":9292")]
+    receiver_addr: String,
     /// Address of the `/healthz` and `/readyz` probes.
     #[arg(long, env = "HEALTH_ADDR", default_value = ":9440")]
     health_addr: String,
@@ -139,10 +142,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let flux: Vec<String> = args
         .components
         .iter()
-        .filter(|c| *c != CRS)
+        .filter(|c| *c != CRS && *c != NOTIFICATION)
         .cloned()
         .collect();
-    crate::install::check_components(&flux).map_err(|e| anyhow::anyhow!("{e} (or {CRS})"))?;
+    crate::install::check_components(&flux)
+        .map_err(|e| anyhow::anyhow!("{e} (or {CRS}, {NOTIFICATION})"))?;
     let selector = args
         .watch_label_selector
         .as_deref()
@@ -274,6 +278,21 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             no_cross_namespace_refs: args.no_cross_namespace_refs,
             watch_label_selector: selector.map(str::to_string),
         },
+        notification: receiver::Options {
+            namespace: namespace_watcher.clone(),
+            watch_label_selector: selector.map(str::to_string),
+            no_cross_namespace_refs: args.no_cross_namespace_refs,
+        },
+        receiver_listener: if args.components.iter().any(|c| c == NOTIFICATION) {
+            let addr = listen_addr(&args.receiver_addr)?;
+            Some(
+                tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("binding the receiver server to {addr}"))?,
+            )
+        } else {
+            None
+        },
         crs: clusterresourceset::Options {
             namespace: namespace_watcher.clone(),
             watch_label_selector: selector.map(str::to_string),
@@ -316,6 +335,8 @@ pub const HELM: &str = "helm-controller";
 pub const WATCHER: &str = "source-watcher";
 /// Cluster API's ClusterResourceSet controller.
 pub const CRS: &str = "clusterresourceset-controller";
+/// The notification-controller (Receivers).
+pub const NOTIFICATION: &str = "notification-controller";
 
 /// The controllers of one process, with what they share.
 pub struct Set {
@@ -337,13 +358,17 @@ pub struct Set {
     pub watcher: artifactgenerator::Options,
     /// ClusterResourceSet controller settings.
     pub crs: clusterresourceset::Options,
+    /// notification-controller settings.
+    pub notification: receiver::Options,
+    /// Where the notification-controller's receiver server listens.
+    pub receiver_listener: Option<tokio::net::TcpListener>,
     /// Which to run.
     pub components: Vec<String>,
 }
 
 impl Set {
     /// Runs the selected controllers until `shutdown` resolves.
-    pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
+    pub async fn run(mut self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
         let (tx, rx) = tokio::sync::watch::channel(false);
         let stop = move || {
             let mut rx = rx.clone();
@@ -395,6 +420,15 @@ impl Set {
                 self.storage.clone(),
                 self.metrics.clone(),
                 self.watcher.clone(),
+                stop(),
+            )));
+        }
+        if self.components.iter().any(|c| c == NOTIFICATION) {
+            tasks.push(tokio::spawn(receiver::run(
+                self.client.clone(),
+                self.metrics.clone(),
+                self.notification.clone(),
+                self.receiver_listener.take(),
                 stop(),
             )));
         }

@@ -11,6 +11,8 @@
 //! - [`clusterresourceset`]: Cluster API's `addons.cluster.x-k8s.io` ClusterResourceSet, with
 //!   Tidegate's `ContinuousApply` strategy;
 //! - [`helmrelease`]: `helm.toolkit.fluxcd.io/v2` HelmRelease (Flux's helm-controller);
+//! - [`receiver`]: `notification.toolkit.fluxcd.io/v1` Receiver and its webhook server (Flux's
+//!   notification-controller);
 //! - [`kustomization`]: `kustomize.toolkit.fluxcd.io/v1` Kustomization (Flux's
 //!   kustomize-controller);
 //! - [`events`], [`metrics`], [`status`], [`timing`], [`fresh`]: what every reconciler shares.
@@ -30,6 +32,7 @@ pub mod kustomization;
 pub mod leader;
 pub mod metrics;
 pub mod ocirepository;
+pub mod receiver;
 pub mod shared;
 mod source;
 mod sources;

@@ -31,6 +31,9 @@ pub enum What {
     Artifacts(ArtifactWhat),
     /// Every source, Kustomization and HelmRelease.
     All(Args),
+    /// notification Receivers.
+    #[command(alias = "receiver")]
+    Receivers(Args),
     /// Cluster API ClusterResourceSets (namespace `default` unless `-n`).
     #[command(alias = "clusterresourceset", alias = "crs")]
     Clusterresourcesets(super::clusterresourceset::Args),
@@ -193,7 +196,8 @@ fn row_of(kind: Kind, v: &Value) -> Row {
                 text("/spec/sourceRef/name")
             )
         }),
-        columns: if kind.kind == ARTIFACT_GENERATOR.kind {
+        columns: if kind.kind == ARTIFACT_GENERATOR.kind || kind.kind == super::kind::RECEIVER.kind
+        {
             Columns::Generator
         } else if kind.kind == EXTERNAL_ARTIFACT.kind {
             Columns::External
@@ -288,6 +292,7 @@ pub async fn run(what: What) -> anyhow::Result<()> {
         What::Sources(SourceWhat::Bucket(a)) => (&[BUCKET], a),
         What::Sources(SourceWhat::External(a)) => (&[EXTERNAL_ARTIFACT], a),
         What::Artifacts(ArtifactWhat::Generators(a)) => (&[ARTIFACT_GENERATOR], a),
+        What::Receivers(a) => (&[super::kind::RECEIVER], a),
         What::Sources(SourceWhat::All(a)) => (
             &[
                 GIT_REPOSITORY,

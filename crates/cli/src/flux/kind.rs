@@ -90,6 +90,16 @@ pub const EXTERNAL_ARTIFACT: Kind = Kind {
     verb: "fetched",
 };
 
+/// `notification.toolkit.fluxcd.io/v1` Receiver.
+pub const RECEIVER: Kind = Kind {
+    kind: "Receiver",
+    group: "notification.toolkit.fluxcd.io",
+    version: "v1",
+    plural: "receivers",
+    revision: "/status/webhookPath",
+    verb: "initialized",
+};
+
 /// ArtifactGenerators.
 pub const ARTIFACT_GENERATOR: Kind = Kind {
     kind: "ArtifactGenerator",

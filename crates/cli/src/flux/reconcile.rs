@@ -23,6 +23,8 @@ pub enum Reconcile {
     /// A ClusterResourceSet (namespace `default` unless `-n`).
     #[command(alias = "crs")]
     Clusterresourceset(super::clusterresourceset::Args),
+    /// A notification Receiver.
+    Receiver(Args),
 }
 
 /// Flags of `reconcile source git`.
@@ -158,11 +160,16 @@ pub async fn request_with(
     success(&format!("{} annotated", kind.kind));
     waiting(&format!("waiting for {} reconciliation", kind.kind));
     let obj = wait_handled(kind, client, namespace, name, Some(&token), timeout).await?;
-    success(&format!(
-        "{} revision {}",
-        kind.verb,
-        kind.revision_of(&obj)
-    ));
+    if kind.kind == super::kind::RECEIVER.kind {
+        // Flux's receiver adapter has no revision to show.
+        success("Receiver reconciliation completed");
+    } else {
+        success(&format!(
+            "{} revision {}",
+            kind.verb,
+            kind.revision_of(&obj)
+        ));
+    }
     Ok(())
 }
 
@@ -171,6 +178,17 @@ pub async fn run(asked: Reconcile) -> anyhow::Result<()> {
     let what = match asked {
         Reconcile::Toolkit(what) => what,
         Reconcile::Clusterresourceset(a) => return super::clusterresourceset::reconcile(a).await,
+        Reconcile::Receiver(a) => {
+            let client = a.global.cluster.client().await?;
+            return request(
+                super::kind::RECEIVER,
+                &client,
+                &a.global.namespace,
+                &a.name,
+                a.global.timeout,
+            )
+            .await;
+        }
     };
     match what {
         Target::Source(t) => {

@@ -7,7 +7,8 @@
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 
 use super::kind::{
-    GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY, KUSTOMIZATION, OCI_REPOSITORY,
+    ARTIFACT_GENERATOR, BUCKET, GIT_REPOSITORY, HELM_CHART, HELM_RELEASE, HELM_REPOSITORY,
+    KUSTOMIZATION, OCI_REPOSITORY, RECEIVER,
 };
 use super::{Global, action, crd_resource, resource, success, waiting};
 
@@ -143,6 +144,9 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
         HELM_CHART,
         KUSTOMIZATION,
         HELM_RELEASE,
+        BUCKET,
+        ARTIFACT_GENERATOR,
+        RECEIVER,
     ] {
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind.resource());
         let items = match api.list(&ListParams::default()).await {

@@ -17,7 +17,9 @@ use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{gitrepository, helmrelease, kustomization, leader};
 use tidegate_source::storage::{Retention, Storage};
 
-use crate::controllers::{CRS, HELM, KUSTOMIZE, SOURCE, Set, WATCHER, wait_for_signal};
+use crate::controllers::{
+    CRS, HELM, KUSTOMIZE, NOTIFICATION, SOURCE, Set, WATCHER, wait_for_signal,
+};
 
 mod progress;
 pub mod workloads;
@@ -74,6 +76,10 @@ pub struct Args {
     /// `<name>-kubeconfig` Secret (more with `tidegate cluster create`).
     #[arg(long, default_value_t = 0)]
     clusters: u16,
+    /// Address of the webhook receiver server (Receivers' `status.webhookPath` is served
+    /// under it); port 0 keeps the previous run's port when it is free.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    receiver_addr: SocketAddr,
     /// Labels of the workload clusters `--clusters` creates (`k=v,k2=v2`).
     #[arg(long, value_delimiter = ',')]
     cluster_labels: Vec<String>,
@@ -268,6 +274,19 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
             }
         }));
     }
+    let receiver_listener = bind_remembered(
+        &data_dir,
+        args.receiver_addr,
+        RECEIVER_ADDRESS_FILE,
+        "receiver",
+    )
+    .await?;
+    let receiver_addr = receiver_listener.local_addr()?;
+    let _ = std::fs::write(
+        data_dir.join(RECEIVER_ADDRESS_FILE),
+        receiver_addr.to_string(),
+    );
+    let receiver_url = format!("http://{receiver_addr}");
     let set = Set {
         client: client.clone(),
         config,
@@ -287,7 +306,10 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         },
         watcher: Default::default(),
         crs: Default::default(),
+        notification: Default::default(),
+        receiver_listener: Some(receiver_listener),
         components: vec![
+            NOTIFICATION.into(),
             SOURCE.into(),
             KUSTOMIZE.into(),
             HELM.into(),
@@ -302,7 +324,11 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
     running.controllers = Some((stop_tx, controllers));
     done(
         bar,
-        "✔ source-controller, kustomize-controller, helm-controller, source-watcher and the clusterresourceset controller started",
+        "✔ source-controller, kustomize-controller, helm-controller, source-watcher, notification-controller and the clusterresourceset controller started",
+    );
+    done(
+        bar,
+        &format!("✔ webhook receivers at {receiver_url}/hook/…"),
     );
     let provider = workloads::Provider::new(
         client.clone(),
@@ -441,6 +467,8 @@ fn chrono_token() -> String {
 
 /// Where the artifact server's address is remembered between runs.
 const STORAGE_ADDRESS_FILE: &str = "artifact-address";
+/// Where the receiver server's address is remembered between runs.
+const RECEIVER_ADDRESS_FILE: &str = "receiver-address";
 
 /// Binds the artifact server: an explicit address as given; for port 0, the address of the
 /// previous run when it is free (artifact URLs in the store then stay valid), else any.
@@ -448,8 +476,18 @@ async fn bind_storage(
     data_dir: &Path,
     wanted: SocketAddr,
 ) -> anyhow::Result<tokio::net::TcpListener> {
+    bind_remembered(data_dir, wanted, STORAGE_ADDRESS_FILE, "artifact").await
+}
+
+/// Binds `wanted`; for port 0, the address remembered in `file` when it is free, else any.
+async fn bind_remembered(
+    data_dir: &Path,
+    wanted: SocketAddr,
+    file: &str,
+    what: &str,
+) -> anyhow::Result<tokio::net::TcpListener> {
     if wanted.port() == 0
-        && let Ok(text) = std::fs::read_to_string(data_dir.join(STORAGE_ADDRESS_FILE))
+        && let Ok(text) = std::fs::read_to_string(data_dir.join(file))
         && let Ok(previous) = text.trim().parse::<SocketAddr>()
         && previous.ip() == wanted.ip()
         && let Ok(l) = tokio::net::TcpListener::bind(previous).await
@@ -458,7 +496,7 @@ async fn bind_storage(
     }
     tokio::net::TcpListener::bind(wanted)
         .await
-        .with_context(|| format!("binding the artifact server to {wanted}"))
+        .with_context(|| format!("binding the {what} server to {wanted}"))
 }
 
 /// A URL as given, or a local path as a `file://` URL.
