@@ -141,3 +141,38 @@ pub fn eval_ready_expr<S: serde::Serialize, D: serde::Serialize>(
     vars.insert("dep".into(), to_value(serde_json::to_value(dep))?);
     e.evaluate_bool(&vars).map_err(ReadyExprError::Failed)
 }
+
+/// An inventory as the API stores it (`status.inventory`, a binding entry's `inventory`) read
+/// into the apply manager's type.
+pub(crate) fn inventory_from_api(
+    inv: Option<&tidegate_api::kustomization::ResourceInventory>,
+) -> tidegate_apply::Inventory {
+    tidegate_apply::Inventory {
+        entries: inv
+            .map(|i| {
+                i.entries
+                    .iter()
+                    .map(|e| tidegate_apply::InventoryEntry {
+                        id: e.id.clone(),
+                        v: e.v.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// The apply manager's inventory as the API stores it.
+pub(crate) fn inventory_to_api<'a>(
+    entries: impl IntoIterator<Item = &'a tidegate_apply::InventoryEntry>,
+) -> tidegate_api::kustomization::ResourceInventory {
+    tidegate_api::kustomization::ResourceInventory {
+        entries: entries
+            .into_iter()
+            .map(|e| tidegate_api::kustomization::ResourceRef {
+                id: e.id.clone(),
+                v: e.v.clone(),
+            })
+            .collect(),
+    }
+}

@@ -21,7 +21,6 @@ use kube::{Resource, ResourceExt};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tidegate_api::clusterresourceset::{ResourceBinding, ResourceSetBinding};
-use tidegate_api::kustomization::{ResourceInventory, ResourceRef as InventoryRef};
 use tidegate_api::{Cluster, ClusterResourceSet, ClusterResourceSetBinding};
 use tidegate_apply::health::{Status, compute};
 use tidegate_apply::{AppliedState, ApplyOptions, Inventory, InventoryEntry, Owner};
@@ -191,32 +190,6 @@ impl Continuous {
     }
 }
 
-fn to_apply_inventory(inv: &ResourceInventory) -> Inventory {
-    Inventory {
-        entries: inv
-            .entries
-            .iter()
-            .map(|e| InventoryEntry {
-                id: e.id.clone(),
-                v: e.v.clone(),
-            })
-            .collect(),
-    }
-}
-
-fn from_apply_inventory(inv: &Inventory) -> ResourceInventory {
-    ResourceInventory {
-        entries: inv
-            .entries
-            .iter()
-            .map(|e| InventoryRef {
-                id: e.id.clone(),
-                v: e.v.clone(),
-            })
-            .collect(),
-    }
-}
-
 /// What one `ContinuousApply` pass over one Cluster needs.
 pub struct Pass<'a> {
     pub crs: &'a ClusterResourceSet,
@@ -348,11 +321,7 @@ pub async fn apply(
         }
     };
     let new_inventory = Inventory::from_change_set(&change_set);
-    let old_inventory = entry
-        .inventory
-        .as_ref()
-        .map(to_apply_inventory)
-        .unwrap_or_default();
+    let old_inventory = crate::shared::inventory_from_api(entry.inventory.as_ref());
     let stale = old_inventory.stale(&new_inventory);
     let mut prune_error = None;
     if !stale.is_empty() {
@@ -381,7 +350,7 @@ pub async fn apply(
             },
         });
     }
-    entry.inventory = Some(from_apply_inventory(&new_inventory));
+    entry.inventory = Some(crate::shared::inventory_to_api(&new_inventory.entries));
     match prune_error {
         Some(e) => {
             outcome.applied = Some(Applied::not_applied(e.clone()));
@@ -394,7 +363,7 @@ pub async fn apply(
                     v: v.clone(),
                 });
             }
-            entry.inventory = Some(from_apply_inventory(&kept));
+            entry.inventory = Some(crate::shared::inventory_to_api(&kept.entries));
         }
         None => outcome.applied = Some(Applied::ok()),
     }
@@ -487,7 +456,7 @@ pub async fn prune_entry(
     let manager = remote
         .manager
         .derive(remote.client.clone(), Some(owner_of(crs)));
-    let objects = to_apply_inventory(inv).objects();
+    let objects = crate::shared::inventory_from_api(Some(inv)).objects();
     let (_, result) = manager.delete_all(&objects).await;
     result.map_err(|e| e.to_string())
 }

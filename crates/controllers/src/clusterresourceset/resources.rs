@@ -28,13 +28,7 @@ pub fn compute_hash(values: &[Vec<u8>]) -> String {
     for v in values {
         h.update(v);
     }
-    let digest = h.finalize();
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in digest {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    format!("sha256:{:x}", h.finalize())
 }
 
 /// How far into a value Cluster API looks for the `[` of a JSON list.

@@ -10,7 +10,7 @@ use kube::{Api, ResourceExt};
 use serde_json::Value;
 use tidegate_api::Kustomization;
 use tidegate_api::conditions::{self, READY, RECONCILING, STALLED};
-use tidegate_api::kustomization::{KustomizationStatus, ResourceInventory, ResourceRef};
+use tidegate_api::kustomization::{KustomizationStatus, ResourceInventory};
 use tidegate_api::meta::{Artifact, RECONCILE_REQUESTED_AT};
 use tidegate_apply::{
     Action as ChangeAction, ApplyOptions, Inventory, InventoryEntry, ResourceManager, WaitOptions,
@@ -618,16 +618,7 @@ async fn steps(
     }
     let written = state.written_versions(&change_set);
     put_back(state);
-    status.st.inventory = Some(ResourceInventory {
-        entries: inventory
-            .entries
-            .iter()
-            .map(|e| ResourceRef {
-                id: e.id.clone(),
-                v: e.v.clone(),
-            })
-            .collect(),
-    });
+    status.st.inventory = Some(crate::shared::inventory_to_api(&inventory.entries));
     if let Some(e) = prune_error {
         return Err(Failure::new(PRUNE_FAILED, e.to_string()));
     }
@@ -673,34 +664,13 @@ fn with_desired(old: &Inventory, desired: &Inventory) -> Option<ResourceInventor
     if added.is_empty() {
         return None;
     }
-    let entries = old
-        .entries
-        .iter()
-        .chain(added)
-        .map(|e| ResourceRef {
-            id: e.id.clone(),
-            v: e.v.clone(),
-        })
-        .collect();
-    Some(ResourceInventory { entries })
+    Some(crate::shared::inventory_to_api(
+        old.entries.iter().chain(added),
+    ))
 }
 
 fn inventory_of(st: &KustomizationStatus) -> Inventory {
-    Inventory {
-        entries: st
-            .inventory
-            .as_ref()
-            .map(|i| {
-                i.entries
-                    .iter()
-                    .map(|e| InventoryEntry {
-                        id: e.id.clone(),
-                        v: e.v.clone(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-    }
+    crate::shared::inventory_from_api(st.inventory.as_ref())
 }
 
 /// `spec.wait` (everything applied) or `spec.healthChecks`, with Flux's messages.
