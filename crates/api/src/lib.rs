@@ -1,12 +1,14 @@
 //! The Flux APIs Tidegate serves: Rust types for controllers and the CRD manifests that install
 //! them (`tidegate install --export`). The manifests accept Flux's own manifests unchanged.
 
+pub mod alert;
 pub mod artifactgenerator;
 pub mod bucket;
 pub mod cluster;
 pub mod clusterresourceset;
 pub mod conditions;
 pub mod crds;
+pub mod event;
 pub mod externalartifact;
 pub mod gitrepository;
 pub mod helmchart;
@@ -15,8 +17,10 @@ pub mod helmrepository;
 pub mod kustomization;
 pub mod meta;
 pub mod ocirepository;
+pub mod provider;
 pub mod receiver;
 
+pub use alert::{Alert, AlertSpec};
 pub use artifactgenerator::{ArtifactGenerator, ArtifactGeneratorSpec, ArtifactGeneratorStatus};
 pub use bucket::{Bucket, BucketSpec, BucketStatus};
 pub use cluster::Cluster;
@@ -28,6 +32,7 @@ pub use helmrelease::{HelmRelease, HelmReleaseSpec, HelmReleaseStatus};
 pub use helmrepository::{HelmRepository, HelmRepositorySpec, HelmRepositoryStatus};
 pub use kustomization::{Kustomization, KustomizationSpec, KustomizationStatus};
 pub use ocirepository::{OCIRepository, OCIRepositorySpec, OCIRepositoryStatus};
+pub use provider::{Provider, ProviderSpec};
 pub use receiver::{Receiver, ReceiverSpec, ReceiverStatus};
 
 /// A toolkit object: `apiVersion`, `kind`, `metadata`, `spec` and an optional `status`.

@@ -38,26 +38,39 @@ impl Expression {
     /// Evaluates with each entry of `variables` as a variable (an object's top-level fields,
     /// or `self` and `dep`), expecting a boolean.
     pub fn evaluate_bool(&self, variables: &Map<String, Value>) -> Result<bool, String> {
-        let mut ctx = tidegate_core::cel::context();
-        for (k, v) in variables {
-            ctx.add_variable(k.clone(), v.clone()).map_err(|e| {
-                format!(
-                    "failed to evaluate the CEL expression '{}': {e}",
-                    self.source
-                )
-            })?;
-        }
-        match self.program.execute(&ctx) {
-            Ok(tidegate_core::cel::Value::Bool(b)) => Ok(b),
-            Ok(_) => Err(format!(
+        match self.execute(variables)? {
+            tidegate_core::cel::Value::Bool(b) => Ok(b),
+            _ => Err(format!(
                 "failed to evaluate CEL expression as boolean: '{}'",
                 self.source
             )),
-            Err(e) => Err(format!(
-                "failed to evaluate the CEL expression '{}': {e}",
+        }
+    }
+
+    /// Evaluates as [`Expression::evaluate_bool`] does, expecting a string.
+    pub fn evaluate_string(&self, variables: &Map<String, Value>) -> Result<String, String> {
+        match self.execute(variables)? {
+            tidegate_core::cel::Value::String(s) => Ok(s.to_string()),
+            _ => Err(format!(
+                "failed to evaluate CEL expression as string: '{}'",
                 self.source
             )),
         }
+    }
+
+    fn execute(&self, variables: &Map<String, Value>) -> Result<tidegate_core::cel::Value, String> {
+        let failed = |e: &dyn std::fmt::Display| {
+            format!(
+                "failed to evaluate the CEL expression '{}': {e}",
+                self.source
+            )
+        };
+        let mut ctx = tidegate_core::cel::context();
+        for (k, v) in variables {
+            ctx.add_variable(k.clone(), v.clone())
+                .map_err(|e| failed(&e))?;
+        }
+        self.program.execute(&ctx).map_err(|e| failed(&e))
     }
 }
 

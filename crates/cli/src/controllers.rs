@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
     artifactgenerator, bucket, clusterresourceset, gitrepository, helmchart, helmrelease,
-    helmrepository, kustomization, leader, ocirepository, receiver,
+    helmrepository, kustomization, leader, notification, ocirepository, receiver,
 };
 use tidegate_source::storage::{Retention, Storage};
 
@@ -20,7 +20,8 @@ pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
     /// Controllers to run (also `clusterresourceset-controller`, off by default: a cluster
-    /// running Cluster API has its own; and `notification-controller`, Receivers only so far).
+    /// running Cluster API has its own; and `notification-controller`: Receivers, Alerts
+    /// and Providers).
     #[arg(
         long,
         value_delimiter = ',',
@@ -95,6 +96,19 @@ pub struct Args {
     /// Address of the webhook receiver server (notification-controller).
     #[arg(long, default_value = ":9292")]
     receiver_addr: String,
+    /// URL the controllers POST their events to, in Flux's event format (Flux's
+    /// `--events-addr`, e.g. `http://notification-controller.flux-system.svc.cluster.local./`).
+    /// Default: this process's event server when the notification-controller runs here.
+    #[arg(long, env = "EVENTS_ADDR")]
+    events_addr: Option<String>,
+    /// Address the notification-controller's event server listens on (Flux's
+    /// notification-controller `--events-addr`). When it is also the artifact server's
+    /// address, one listener serves both: POSTs are events, GETs artifacts.
+    #[arg(long, default_value = ":9090")]
+    event_server_addr: String,
+    /// Window in which identical events are sent once (notification-controller).
+    #[arg(long, default_value = "5m")]
+    rate_limit_interval: String,
     /// Address of the `/healthz` and `/readyz` probes.
     #[arg(long, env = "HEALTH_ADDR", default_value = ":9440")]
     health_addr: String,
@@ -205,7 +219,46 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             tracing::error!(error = %e, "health server stopped");
         }
     });
-    let app = tidegate_source::server::router(storage.clone());
+    let notification_on = args.components.iter().any(|c| c == NOTIFICATION);
+    let event_options = notification::Options {
+        namespace: if args.watch_all_namespaces {
+            None
+        } else {
+            std::env::var("RUNTIME_NAMESPACE").ok()
+        },
+        no_cross_namespace_refs: args.no_cross_namespace_refs,
+        rate_limit_interval: tidegate_core::duration::parse(&args.rate_limit_interval)
+            .map_err(|e| anyhow::anyhow!("--rate-limit-interval: {e}"))?,
+    };
+    let shared_port = notification_on
+        && listen_addr(&args.event_server_addr)? == listen_addr(&args.storage_addr)?;
+    let mut app = tidegate_source::server::router(storage.clone());
+    let mut events_listener = None;
+    let mut local_events = None;
+    if shared_port {
+        let (events, _tasks) = notification::event_router(client.clone(), event_options.clone());
+        app = by_method(app, events);
+        local_events = Some(bound.port());
+    } else if notification_on {
+        let addr = listen_addr(&args.event_server_addr)?;
+        let l = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding the event server to {addr}"))?;
+        local_events = Some(l.local_addr()?.port());
+        events_listener = Some(l);
+    }
+    let events_url = args
+        .events_addr
+        .clone()
+        .filter(|a| !a.is_empty())
+        .or_else(|| local_events.map(|port| format!("http://127.0.0.1:{port}/")));
+    let events = match events_url {
+        Some(url) => Some(
+            tidegate_controllers::notification::webhook::EventWebhook::start(&url)
+                .map_err(|e| anyhow::anyhow!(e))?,
+        ),
+        None => None,
+    };
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
             tracing::error!(error = %e, "artifact server stopped");
@@ -253,6 +306,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             watch_label_selector: selector.map(str::to_string),
             helm_cache_max_size: args.helm_cache_max_size,
             helm_cache_ttl,
+            events: events.clone(),
         },
         kustomize: kustomization::Options {
             concurrent: args.kustomize_concurrent,
@@ -267,6 +321,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     std::env::var("RUNTIME_NAMESPACE").unwrap_or_else(|_| "flux-system".into());
                 (ns, name)
             }),
+            events: events.clone(),
             ..Default::default()
         },
         helm: helmrelease::Options {
@@ -277,6 +332,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             default_service_account: args.default_service_account.clone(),
             no_cross_namespace_refs: args.no_cross_namespace_refs,
             watch_label_selector: selector.map(str::to_string),
+            events: events.clone(),
         },
         notification: receiver::Options {
             namespace: namespace_watcher.clone(),
@@ -303,12 +359,35 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             namespace: namespace_watcher,
             no_cross_namespace_refs: args.no_cross_namespace_refs,
             watch_label_selector: selector.map(str::to_string),
+            events,
             ..Default::default()
         },
+        events: event_options,
+        events_listener,
         components: args.components.clone(),
     };
     set.run(wait_for_signal()).await;
     Ok(())
+}
+
+/// One listener for two servers: POSTs go to `post` (the event server), everything else to
+/// `other` (the artifact server).
+fn by_method(other: axum::Router, post: axum::Router) -> axum::Router {
+    use tower::ServiceExt as _;
+    axum::Router::new().fallback(move |req: axum::extract::Request| {
+        let (other, post) = (other.clone(), post.clone());
+        async move {
+            let target = if req.method() == axum::http::Method::POST {
+                post
+            } else {
+                other
+            };
+            match target.oneshot(req).await {
+                Ok(r) => r,
+                Err(never) => match never {},
+            }
+        }
+    })
 }
 
 /// The leader-election Lease of the instance serving `selector`: shards elect their leaders
@@ -362,6 +441,10 @@ pub struct Set {
     pub notification: receiver::Options,
     /// Where the notification-controller's receiver server listens.
     pub receiver_listener: Option<tokio::net::TcpListener>,
+    /// notification-controller event server settings.
+    pub events: notification::Options,
+    /// Where the event server listens (none: not served, or served by the caller).
+    pub events_listener: Option<tokio::net::TcpListener>,
     /// Which to run.
     pub components: Vec<String>,
 }
@@ -431,6 +514,14 @@ impl Set {
                 self.receiver_listener.take(),
                 stop(),
             )));
+            if let Some(l) = self.events_listener.take() {
+                tasks.push(tokio::spawn(notification::run_event_server(
+                    self.client.clone(),
+                    self.events.clone(),
+                    l,
+                    stop(),
+                )));
+            }
         }
         if self.components.iter().any(|c| c == CRS) {
             tasks.push(tokio::spawn(clusterresourceset::run(

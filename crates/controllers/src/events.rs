@@ -1,6 +1,8 @@
 //! Kubernetes Events (`v1` Event, as Flux's controllers record them): one per distinct
 //! (object, type, reason, message); a repeat within the hour bumps `count` and
-//! `lastTimestamp` instead of creating another.
+//! `lastTimestamp` instead of creating another. With an events address (`--events-addr`)
+//! each event is also POSTed, in Flux's event format, to the notification-controller
+//! ([`crate::notification::webhook`]).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -45,6 +47,7 @@ pub struct Recorder {
     client: Client,
     component: String,
     seen: Mutex<HashMap<EventKey, Recorded>>,
+    webhook: Option<std::sync::Arc<crate::notification::webhook::EventWebhook>>,
 }
 
 const AGGREGATE_FOR: Duration = Duration::from_secs(3600);
@@ -56,6 +59,42 @@ impl Recorder {
             client,
             component: component.to_string(),
             seen: Mutex::new(HashMap::new()),
+            webhook: None,
+        }
+    }
+
+    /// The same recorder, also posting every event to `webhook` when given.
+    pub fn with_webhook(
+        mut self,
+        webhook: Option<std::sync::Arc<crate::notification::webhook::EventWebhook>>,
+    ) -> Self {
+        self.webhook = webhook;
+        self
+    }
+
+    /// Posts the event to the events address only, without a Kubernetes Event: for the
+    /// periodic "Reconciliation finished" of an object whose state did not change, which
+    /// Flux's notification providers (commit statuses, webhooks) expect every interval but
+    /// which would only add noise to the cluster's Events.
+    pub fn notify<K>(
+        &self,
+        obj: &K,
+        kind: EventType,
+        reason: &str,
+        message: &str,
+        metadata: &[(&str, String)],
+    ) where
+        K: Resource<DynamicType = ()>,
+    {
+        if let Some(webhook) = &self.webhook {
+            webhook.post(
+                obj,
+                &self.component,
+                kind == EventType::Warning,
+                reason,
+                message,
+                metadata,
+            );
         }
     }
 
@@ -71,6 +110,7 @@ impl Recorder {
     ) where
         K: Resource<DynamicType = ()>,
     {
+        self.notify(obj, kind, reason, message, annotations);
         let namespace = obj.namespace().unwrap_or_else(|| "default".to_string());
         let uid = obj.uid().unwrap_or_default();
         let key = (
@@ -104,7 +144,7 @@ impl Recorder {
             return;
         }
         let name = format!("{}.{:x}", obj.name_any(), now.as_nanosecond());
-        let mut event_annotations = std::collections::BTreeMap::new();
+        let mut event_annotations = crate::notification::webhook::object_annotations(obj);
         for (k, v) in annotations {
             event_annotations.insert(k.to_string(), v.clone());
         }

@@ -31,6 +31,7 @@ pub mod helmrepository;
 pub mod kustomization;
 pub mod leader;
 pub mod metrics;
+pub mod notification;
 pub mod ocirepository;
 pub mod receiver;
 pub mod shared;

@@ -23,6 +23,47 @@ pub fn write_string(out: &mut String, s: &str, escape_html: bool) {
     out.push('"');
 }
 
+/// `v` as Go's `json.Marshal` writes it (compact, HTML characters escaped). Objects keep the
+/// order they have, so a struct serialized through serde comes out in declaration order and a
+/// `BTreeMap` sorted, as Go writes structs and maps.
+pub fn marshal(v: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v);
+    out
+}
+
+fn write_value(out: &mut String, v: &serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::String(s) => write_string(out, s, true),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, k, true);
+                out.push(':');
+                write_value(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -33,5 +74,14 @@ mod tests {
         out.clear();
         super::write_string(&mut out, "<&>", false);
         assert_eq!(out, "\"<&>\"");
+    }
+
+    #[test]
+    fn marshals_compact_in_order() {
+        let v = serde_json::json!({"b": [1, true, null], "a": {"m": "<x>"}});
+        assert_eq!(
+            super::marshal(&v),
+            r#"{"b":[1,true,null],"a":{"m":"\u003cx\u003e"}}"#
+        );
     }
 }

@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kube::Client;
 use serde_json::Value;
 use tidegate_controllers::metrics::Metrics;
-use tidegate_controllers::{gitrepository, helmrelease, kustomization, leader};
+use tidegate_controllers::{artifactgenerator, gitrepository, helmrelease, kustomization, leader};
 use tidegate_source::storage::{Retention, Storage};
 
 use crate::controllers::{
@@ -80,6 +80,14 @@ pub struct Args {
     /// under it); port 0 keeps the previous run's port when it is free.
     #[arg(long, default_value = "127.0.0.1:0")]
     receiver_addr: SocketAddr,
+    /// Address of the notification-controller's event server (where the controllers POST
+    /// their events; Alerts route them to Providers); port 0 keeps the previous run's port
+    /// when it is free.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    events_addr: SocketAddr,
+    /// Window in which identical events are sent once.
+    #[arg(long, default_value = "5m", value_parser = tidegate_core::duration::parse)]
+    rate_limit_interval: Duration,
     /// Labels of the workload clusters `--clusters` creates (`k=v,k2=v2`).
     #[arg(long, value_delimiter = ',')]
     cluster_labels: Vec<String>,
@@ -287,6 +295,15 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         receiver_addr.to_string(),
     );
     let receiver_url = format!("http://{receiver_addr}");
+    let events_listener =
+        bind_remembered(&data_dir, args.events_addr, EVENTS_ADDRESS_FILE, "event").await?;
+    let events_addr = events_listener.local_addr()?;
+    let _ = std::fs::write(data_dir.join(EVENTS_ADDRESS_FILE), events_addr.to_string());
+    let events_url = format!("http://{events_addr}/");
+    let events = Some(
+        tidegate_controllers::notification::webhook::EventWebhook::start(&events_url)
+            .map_err(|e| anyhow::anyhow!(e))?,
+    );
     let set = Set {
         client: client.clone(),
         config,
@@ -294,20 +311,31 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         metrics,
         source: gitrepository::Options {
             allow_file_urls: true,
+            events: events.clone(),
             ..Default::default()
         },
         kustomize: kustomization::Options {
             concurrent: args.concurrent,
+            events: events.clone(),
             ..Default::default()
         },
         helm: helmrelease::Options {
             concurrent: args.concurrent,
+            events: events.clone(),
             ..Default::default()
         },
-        watcher: Default::default(),
+        watcher: artifactgenerator::Options {
+            events,
+            ..Default::default()
+        },
         crs: Default::default(),
         notification: Default::default(),
         receiver_listener: Some(receiver_listener),
+        events: tidegate_controllers::notification::Options {
+            rate_limit_interval: args.rate_limit_interval,
+            ..Default::default()
+        },
+        events_listener: Some(events_listener),
         components: vec![
             NOTIFICATION.into(),
             SOURCE.into(),
@@ -330,6 +358,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         bar,
         &format!("✔ webhook receivers at {receiver_url}/hook/…"),
     );
+    done(bar, &format!("✔ event server at {events_url}"));
     let provider = workloads::Provider::new(
         client.clone(),
         data_dir.clone(),
@@ -469,6 +498,8 @@ fn chrono_token() -> String {
 const STORAGE_ADDRESS_FILE: &str = "artifact-address";
 /// Where the receiver server's address is remembered between runs.
 const RECEIVER_ADDRESS_FILE: &str = "receiver-address";
+/// Where the event server's address is remembered between runs.
+const EVENTS_ADDRESS_FILE: &str = "events-address";
 
 /// Binds the artifact server: an explicit address as given; for port 0, the address of the
 /// previous run when it is free (artifact URLs in the store then stay valid), else any.

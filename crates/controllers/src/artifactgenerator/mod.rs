@@ -31,6 +31,8 @@ pub const CONTROLLER: &str = "source-watcher";
 /// source-watcher's settings.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Where events are also POSTed in Flux's format (`--events-addr`).
+    pub events: Option<std::sync::Arc<crate::notification::webhook::EventWebhook>>,
     /// Generators reconciled at once (`--concurrent`, 10).
     pub concurrent: u16,
     /// Interval jitter (`--interval-jitter-percentage`, 5).
@@ -48,6 +50,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            events: None,
             concurrent: 10,
             jitter_percent: 5,
             requeue_dependency: Duration::from_secs(5),
@@ -166,7 +169,7 @@ pub async fn run(
     let concurrency = options.concurrent.max(1);
     let selector = options.watch_label_selector.clone();
     let ctx = Arc::new(Context {
-        recorder: Recorder::new(client.clone(), CONTROLLER),
+        recorder: Recorder::new(client.clone(), CONTROLLER).with_webhook(options.events.clone()),
         http: tidegate_source::tls::http_client(),
         client,
         storage,

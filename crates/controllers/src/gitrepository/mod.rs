@@ -19,6 +19,8 @@ use crate::metrics::Metrics;
 /// Settings of the reconciler (Flux's source-controller flags).
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Where events are also POSTed in Flux's format (`--events-addr`).
+    pub events: Option<std::sync::Arc<crate::notification::webhook::EventWebhook>>,
     /// Reconciles running at once (`--concurrent`, default 2).
     pub concurrent: u16,
     /// Interval jitter in percent (`--interval-jitter-percentage`, default 5).
@@ -43,6 +45,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            events: None,
             concurrent: 2,
             jitter_percent: 5,
             requeue_dependency: Duration::from_secs(30),

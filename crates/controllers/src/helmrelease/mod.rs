@@ -39,6 +39,8 @@ pub use action::FIELD_MANAGER;
 /// Settings of the reconciler (Flux's helm-controller flags).
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Where events are also POSTed in Flux's format (`--events-addr`).
+    pub events: Option<std::sync::Arc<crate::notification::webhook::EventWebhook>>,
     /// Reconciles running at once (`--concurrent`, default 4).
     pub concurrent: u16,
     /// Interval jitter in percent (`--interval-jitter-percentage`, default 5).
@@ -59,6 +61,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            events: None,
             concurrent: 4,
             jitter_percent: 5,
             requeue_dependency: Duration::from_secs(30),
@@ -219,7 +222,7 @@ pub async fn run(
         },
     );
     let ctx = Arc::new(Context {
-        recorder: Recorder::new(client.clone(), FIELD_MANAGER),
+        recorder: Recorder::new(client.clone(), FIELD_MANAGER).with_webhook(options.events.clone()),
         clusters: crate::cluster::Clusters::new(config, FIELD_MANAGER, 8),
         client,
         manager,

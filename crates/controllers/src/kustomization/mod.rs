@@ -34,6 +34,8 @@ pub const FIELD_MANAGER: &str = "kustomize-controller";
 /// Settings of the reconciler (Flux's kustomize-controller flags).
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Where events are also POSTed in Flux's format (`--events-addr`).
+    pub events: Option<std::sync::Arc<crate::notification::webhook::EventWebhook>>,
     /// Reconciles running at once (`--concurrent`, default 4).
     pub concurrent: u16,
     /// Interval jitter in percent (`--interval-jitter-percentage`, default 5).
@@ -61,6 +63,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            events: None,
             concurrent: 4,
             jitter_percent: 5,
             requeue_dependency: Duration::from_secs(30),
@@ -165,7 +168,7 @@ pub async fn run(
     let ctx = Arc::new(Context {
         wake: tx.clone(),
         work: Arc::new(tokio::sync::Semaphore::new(concurrency as usize)),
-        recorder: Recorder::new(client.clone(), FIELD_MANAGER),
+        recorder: Recorder::new(client.clone(), FIELD_MANAGER).with_webhook(options.events.clone()),
         client,
         clusters: crate::cluster::Clusters::new(config, FIELD_MANAGER, options.apply_concurrency),
         manager,

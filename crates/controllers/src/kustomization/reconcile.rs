@@ -34,6 +34,8 @@ const PRUNE_FAILED: &str = "PruneFailed";
 const DEPENDENCY_NOT_READY: &str = "DependencyNotReady";
 /// The annotation carrying the revision on events.
 const REVISION_ANNOTATION: &str = "kustomize.toolkit.fluxcd.io/revision";
+/// Marks the event commit status providers turn into a status.
+const COMMIT_STATUS_ANNOTATION: &str = "kustomize.toolkit.fluxcd.io/commit_status";
 
 /// When to try again after a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,16 +253,19 @@ pub(super) async fn reconcile(
                 go(t.interval)
             );
             tracing::info!(name, namespace = ns, revision = artifact.revision, "{note}");
+            // Flux sends this event after every successful run (commit status providers
+            // want it each interval); a run that changed nothing records no Kubernetes Event.
+            let metadata = [
+                (REVISION_ANNOTATION, artifact.revision.clone()),
+                (COMMIT_STATUS_ANNOTATION, "update".to_string()),
+            ];
             if done.announce {
                 ctx.recorder
-                    .publish(
-                        obj,
-                        EventType::Normal,
-                        SUCCEEDED,
-                        &note,
-                        &[(REVISION_ANNOTATION, artifact.revision.clone())],
-                    )
+                    .publish(obj, EventType::Normal, SUCCEEDED, &note, &metadata)
                     .await;
+            } else {
+                ctx.recorder
+                    .notify(obj, EventType::Normal, SUCCEEDED, &note, &metadata);
             }
             if t.interval.is_zero() {
                 Action::await_change()

@@ -166,7 +166,8 @@ pub(crate) async fn run<K: Source>(
     let concurrency = options.concurrent.max(1);
     let watch = crate::shared::watch_config(&options.watch_label_selector);
     let ctx = Arc::new(Context {
-        recorder: Recorder::new(client.clone(), "source-controller"),
+        recorder: Recorder::new(client.clone(), "source-controller")
+            .with_webhook(options.events.clone()),
         client,
         storage,
         metrics,

@@ -1,0 +1,145 @@
+//! Notifiers: one per Provider type, each turning an event into the request Flux's notifier
+//! of that type sends. [`build`] checks a Provider's settings as Flux's notifier factory does
+//! (same refusals, same messages); [`Notifier::post`] sends one event.
+
+mod client;
+mod discord;
+mod forwarder;
+mod slack;
+mod teams;
+
+use std::collections::BTreeMap;
+
+use tidegate_api::event::Event;
+
+pub use client::{Answer, Post, chain, redact, status_error};
+
+/// Provider types Flux has that Tidegate does not send to: they need a cloud SDK or a
+/// non-HTTP protocol.
+pub const UNSUPPORTED: &[&str] = &["googlepubsub", "azureeventhub", "nats", "otel"];
+
+/// Everything a notifier is built from: the Provider's spec and Secrets, resolved.
+#[derive(Clone, Default)]
+pub struct Settings {
+    /// The client to send with (TLS and proxy settings applied).
+    pub http: reqwest::Client,
+    /// `address` (the Secret's wins over the spec's).
+    pub url: String,
+    /// `channel`.
+    pub channel: String,
+    /// `username` (the spec's, else the Secret's).
+    pub username: String,
+    /// `password` from the Secret.
+    pub password: String,
+    /// `token` from the Secret.
+    pub token: String,
+    /// `headers` from the Secret (generic types).
+    pub headers: BTreeMap<String, String>,
+    /// The commit status context (Git providers).
+    pub commit_status: String,
+    /// The Provider's UID.
+    pub provider_uid: String,
+    /// The Provider's name.
+    pub provider_name: String,
+    /// The Provider's namespace.
+    pub provider_namespace: String,
+    /// The Secret's data.
+    pub secret_data: BTreeMap<String, Vec<u8>>,
+}
+
+/// A built notifier.
+pub enum Notifier {
+    /// `generic`, `generic-hmac`.
+    Forwarder(forwarder::Forwarder),
+    /// `slack`.
+    Slack(slack::Slack),
+    /// `discord`.
+    Discord(discord::Discord),
+    /// `msteams`.
+    Teams(teams::Teams),
+}
+
+/// Builds the notifier of `type_` as Flux's factory does.
+pub fn build(type_: &str, s: Settings) -> Result<Notifier, String> {
+    Ok(match type_ {
+        "generic" => Notifier::Forwarder(forwarder::Forwarder::new(s, false)?),
+        "generic-hmac" => Notifier::Forwarder(forwarder::Forwarder::new(s, true)?),
+        "slack" => Notifier::Slack(slack::Slack::new(s)?),
+        "discord" => Notifier::Discord(discord::Discord::new(s)?),
+        "msteams" => Notifier::Teams(teams::Teams::new(s)?),
+        t if UNSUPPORTED.contains(&t) => {
+            return Err(format!("provider {t} is not supported by Tidegate"));
+        }
+        t => return Err(format!("provider {t} not supported")),
+    })
+}
+
+impl Notifier {
+    /// Sends `event`.
+    pub async fn post(&self, event: &Event) -> Result<(), String> {
+        match self {
+            Notifier::Forwarder(n) => n.post(event).await,
+            Notifier::Slack(n) => n.post(event).await,
+            Notifier::Discord(n) => n.post(event).await,
+            Notifier::Teams(n) => n.post(event).await,
+        }
+    }
+}
+
+/// Go's `url.ParseRequestURI`: an absolute URL or an absolute path; the error as Go words it
+/// (`parse "x": invalid URI for request`).
+pub fn parse_request_uri(raw: &str) -> Result<(), String> {
+    if raw.is_empty() {
+        return Err(format!("parse {raw:?}: empty url"));
+    }
+    if raw.starts_with('/') {
+        return Ok(());
+    }
+    let scheme_end = raw.find(':');
+    let valid_scheme = scheme_end.is_some_and(|i| {
+        i > 0
+            && raw[..i].starts_with(|c: char| c.is_ascii_alphabetic())
+            && raw[..i]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    match scheme_end {
+        Some(i) if valid_scheme && raw[i + 1..].starts_with('/') => Ok(()),
+        Some(0) => Err(format!("parse {raw:?}: missing protocol scheme")),
+        _ => Err(format!("parse {raw:?}: invalid URI for request")),
+    }
+}
+
+/// `kind/name.namespace` with the kind lower-cased: how chat notifiers title an event.
+pub fn object_title(event: &Event) -> String {
+    let o = &event.involved_object;
+    format!("{}/{}.{}", o.kind.to_lowercase(), o.name, o.namespace)
+}
+
+/// The value marshalled as Go's `encoding/json` does.
+pub fn marshal<T: serde::Serialize>(value: &T) -> Result<String, String> {
+    serde_json::to_value(value)
+        .map(|v| tidegate_core::gojson::marshal(&v))
+        .map_err(|e| format!("marshalling notification payload failed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn request_uris_as_go() {
+        assert!(super::parse_request_uri("https://hooks.slack.com/x").is_ok());
+        assert!(super::parse_request_uri("/hook").is_ok());
+        assert_eq!(
+            super::parse_request_uri("foo").unwrap_err(),
+            "parse \"foo\": invalid URI for request"
+        );
+        assert_eq!(
+            super::parse_request_uri("").unwrap_err(),
+            "parse \"\": empty url"
+        );
+        assert_eq!(
+            super::parse_request_uri("localhost:9090").unwrap_err(),
+            "parse \"localhost:9090\": invalid URI for request"
+        );
+    }
+}
