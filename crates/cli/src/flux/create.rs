@@ -28,6 +28,13 @@ pub enum What {
     /// A HelmRelease.
     #[command(alias = "hr")]
     Helmrelease(super::create_helmrelease::HrArgs),
+    /// A notification Provider.
+    #[command(name = "alert-provider")]
+    AlertProvider(super::create_notification::ProviderArgs),
+    /// A notification Alert.
+    Alert(super::create_notification::AlertArgs),
+    /// A notification Receiver.
+    Receiver(super::create_notification::ReceiverArgs),
 }
 
 /// Source kinds.
@@ -514,6 +521,9 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             )
             .await
         }
+        What::AlertProvider(a) => super::create_notification::run_provider(a).await,
+        What::Alert(a) => super::create_notification::run_alert(a).await,
+        What::Receiver(a) => super::create_notification::run_receiver(a).await,
         What::Helmrelease(a) => {
             let obj = super::create_helmrelease::helmrelease_object(&a)?;
             if a.export {
@@ -554,6 +564,15 @@ mod tests {
                 export_yaml(&super::super::create_bucket::bucket_object(&a, None).unwrap())
             }
             What::Kustomization(a) => export_yaml(&kustomization_object(&a).unwrap()),
+            What::AlertProvider(a) => {
+                export_yaml(&super::super::create_notification::provider_object(&a).unwrap())
+            }
+            What::Alert(a) => {
+                export_yaml(&super::super::create_notification::alert_object(&a).unwrap())
+            }
+            What::Receiver(a) => {
+                export_yaml(&super::super::create_notification::receiver_object(&a).unwrap())
+            }
             What::Helmrelease(a) => {
                 export_yaml(&super::super::create_helmrelease::helmrelease_object(&a).unwrap())
             }
@@ -567,6 +586,68 @@ mod tests {
                 export_yaml(&super::super::secret_registry::oci_secret_object(&a).unwrap())
             }
         }
+    }
+
+    #[test]
+    fn exports_notification_objects_as_flux_does() {
+        assert_eq!(
+            exported(&[
+                "alert-provider",
+                "slack",
+                "--type",
+                "slack",
+                "--channel",
+                "general",
+                "--address",
+                "https://hooks.slack.com/services/x",
+                "--secret-ref",
+                "webhook-url",
+                "--export",
+            ]),
+            "---\napiVersion: notification.toolkit.fluxcd.io/v1beta3\nkind: Provider\nmetadata:\n  name: slack\n  namespace: flux-system\nspec:\n  address: https://hooks.slack.com/services/x\n  channel: general\n  secretRef:\n    name: webhook-url\n  type: slack\n"
+        );
+        assert_eq!(
+            exported(&[
+                "alert",
+                "podinfo",
+                "--provider-ref",
+                "slack",
+                "--event-severity",
+                "info",
+                "--event-source",
+                "GitRepository/podinfo,Kustomization/*.apps",
+                "--export",
+            ]),
+            "---\napiVersion: notification.toolkit.fluxcd.io/v1beta3\nkind: Alert\nmetadata:\n  name: podinfo\n  namespace: flux-system\nspec:\n  eventSeverity: info\n  eventSources:\n  - kind: GitRepository\n    name: podinfo\n  - kind: Kustomization\n    name: '*'\n    namespace: apps\n  providerRef:\n    name: slack\n"
+        );
+        assert_eq!(
+            exported(&[
+                "receiver",
+                "github-receiver",
+                "--type",
+                "github",
+                "--event",
+                "ping",
+                "--event",
+                "push",
+                "--secret-ref",
+                "webhook-token",
+                "--resource",
+                "GitRepository/webapp",
+                "--export",
+            ]),
+            "---\napiVersion: notification.toolkit.fluxcd.io/v1\nkind: Receiver\nmetadata:\n  name: github-receiver\n  namespace: flux-system\nspec:\n  events:\n  - ping\n  - push\n  resources:\n  - kind: GitRepository\n    name: webapp\n  secretRef:\n    name: webhook-token\n  type: github\n"
+        );
+        let t = T::try_parse_from(["create", "alert", "x", "--provider-ref", "p"]).unwrap();
+        let What::Alert(a) = t.what else {
+            unreachable!()
+        };
+        assert_eq!(
+            super::super::create_notification::alert_object(&a)
+                .unwrap_err()
+                .to_string(),
+            "at least one event source is required"
+        );
     }
 
     #[test]

@@ -8,8 +8,8 @@ use kube::{Api, Client};
 use serde_json::Value;
 
 use super::kind::{
-    ARTIFACT_GENERATOR, BUCKET, EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_CHART, HELM_RELEASE,
-    HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY,
+    ALERT, ARTIFACT_GENERATOR, BUCKET, EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_CHART, HELM_RELEASE,
+    HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY, PROVIDER,
 };
 
 use super::Global;
@@ -34,6 +34,12 @@ pub enum What {
     /// notification Receivers.
     #[command(alias = "receiver")]
     Receivers(Args),
+    /// notification Alerts.
+    #[command(alias = "alert")]
+    Alerts(Args),
+    /// notification Providers.
+    #[command(name = "alert-providers", alias = "alert-provider")]
+    AlertProviders(Args),
     /// Cluster API ClusterResourceSets (namespace `default` unless `-n`).
     #[command(alias = "clusterresourceset", alias = "crs")]
     Clusterresourcesets(super::clusterresourceset::Args),
@@ -174,8 +180,22 @@ fn row_of(kind: Kind, v: &Value) -> Row {
             revision = v.to_string();
         }
     }
-    let ready = super::kind::ready_condition(v)
-        .and_then(|c| serde_json::from_value::<Condition>(c.clone()).ok());
+    let ready = if kind.kind == ALERT.kind || kind.kind == PROVIDER.kind {
+        // v1beta3 Alerts and Providers have no status; Flux shows them ready.
+        Some(Condition {
+            type_: "Ready".into(),
+            status: "True".into(),
+            reason: String::new(),
+            message: format!("{} is Ready", kind.kind),
+            observed_generation: None,
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+            ),
+        })
+    } else {
+        super::kind::ready_condition(v)
+            .and_then(|c| serde_json::from_value::<Condition>(c.clone()).ok())
+    };
     let suspended = if kind.kind == ARTIFACT_GENERATOR.kind {
         v.pointer("/metadata/annotations/source.extensions.fluxcd.io~1reconcile")
             .and_then(Value::as_str)
@@ -196,9 +216,13 @@ fn row_of(kind: Kind, v: &Value) -> Row {
                 text("/spec/sourceRef/name")
             )
         }),
-        columns: if kind.kind == ARTIFACT_GENERATOR.kind || kind.kind == super::kind::RECEIVER.kind
+        columns: if kind.kind == ARTIFACT_GENERATOR.kind
+            || kind.kind == super::kind::RECEIVER.kind
+            || kind.kind == ALERT.kind
         {
             Columns::Generator
+        } else if kind.kind == PROVIDER.kind {
+            Columns::Provider
         } else if kind.kind == EXTERNAL_ARTIFACT.kind {
             Columns::External
         } else {
@@ -217,6 +241,8 @@ enum Columns {
     Generator,
     /// ExternalArtifacts: `NAME REVISION SOURCE READY MESSAGE`.
     External,
+    /// Providers: `NAME READY MESSAGE`.
+    Provider,
 }
 
 /// One row.
@@ -239,6 +265,7 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
         Columns::Default => vec!["NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE"],
         Columns::Generator => vec!["NAME", "SUSPENDED", "READY", "MESSAGE"],
         Columns::External => vec!["NAME", "REVISION", "SOURCE", "READY", "MESSAGE"],
+        Columns::Provider => vec!["NAME", "READY", "MESSAGE"],
     };
     if all_namespaces {
         header.insert(0, "NAMESPACE");
@@ -262,6 +289,7 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
                 message,
             ],
             Columns::Generator => vec![r.name.clone(), suspended, status, message],
+            Columns::Provider => vec![r.name.clone(), status, message],
             Columns::External => vec![
                 r.name.clone(),
                 r.revision.clone(),
@@ -293,6 +321,8 @@ pub async fn run(what: What) -> anyhow::Result<()> {
         What::Sources(SourceWhat::External(a)) => (&[EXTERNAL_ARTIFACT], a),
         What::Artifacts(ArtifactWhat::Generators(a)) => (&[ARTIFACT_GENERATOR], a),
         What::Receivers(a) => (&[super::kind::RECEIVER], a),
+        What::Alerts(a) => (&[ALERT], a),
+        What::AlertProviders(a) => (&[PROVIDER], a),
         What::Sources(SourceWhat::All(a)) => (
             &[
                 GIT_REPOSITORY,

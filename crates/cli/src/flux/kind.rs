@@ -100,6 +100,26 @@ pub const RECEIVER: Kind = Kind {
     verb: "initialized",
 };
 
+/// `notification.toolkit.fluxcd.io/v1beta3` Alert (no status: always ready, as Flux shows it).
+pub const ALERT: Kind = Kind {
+    kind: "Alert",
+    group: "notification.toolkit.fluxcd.io",
+    version: "v1beta3",
+    plural: "alerts",
+    revision: "/status/none",
+    verb: "initialized",
+};
+
+/// `notification.toolkit.fluxcd.io/v1beta3` Provider (no status).
+pub const PROVIDER: Kind = Kind {
+    kind: "Provider",
+    group: "notification.toolkit.fluxcd.io",
+    version: "v1beta3",
+    plural: "providers",
+    revision: "/status/none",
+    verb: "initialized",
+};
+
 /// ArtifactGenerators.
 pub const ARTIFACT_GENERATOR: Kind = Kind {
     kind: "ArtifactGenerator",

@@ -7,7 +7,18 @@ use super::reconcile::wait_handled;
 use super::{Global, action, success, waiting};
 
 /// What to suspend or resume.
-pub type What = super::kind::Target<Args, Args>;
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    #[command(flatten)]
+    Toolkit(super::kind::Target<Args, Args>),
+    /// A notification Alert.
+    Alert(Args),
+    /// A notification Provider.
+    #[command(name = "alert-provider")]
+    AlertProvider(Args),
+    /// A notification Receiver.
+    Receiver(Args),
+}
 
 /// Flags of `suspend` and `resume`.
 #[derive(clap::Args, Debug)]
@@ -20,7 +31,14 @@ pub struct Args {
 
 /// Runs `suspend` (`resume == false`) or `resume`.
 pub async fn run(what: What, resume: bool) -> anyhow::Result<()> {
-    let (kind, noun, a) = what.pick();
+    let (kind, noun, a) = match what {
+        What::Toolkit(t) => t.pick(),
+        What::Alert(a) => (super::kind::ALERT, "alert", a),
+        What::AlertProvider(a) => (super::kind::PROVIDER, "alert-provider", a),
+        What::Receiver(a) => (super::kind::RECEIVER, "receiver", a),
+    };
+    // Alerts and Providers have no status: nothing reconciles them to wait for.
+    let is_static = kind.kind == super::kind::ALERT.kind || kind.kind == super::kind::PROVIDER.kind;
     let client = a.global.cluster.client().await?;
     let ns = &a.global.namespace;
     kind.get(&client, ns, &a.name).await?;
@@ -42,6 +60,9 @@ pub async fn run(what: What, resume: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     success(&format!("{noun} resumed"));
+    if is_static {
+        return Ok(());
+    }
     waiting(&format!("waiting for {} reconciliation", kind.kind));
     let obj = wait_handled(kind, &client, ns, &a.name, Some(&token), a.global.timeout).await?;
     success(&format!("{} reconciliation completed", kind.kind));
