@@ -41,10 +41,10 @@ fn sink() -> (String, Arc<Mutex<Vec<Value>>>) {
                 }
             }
             let mut body = vec![0; length];
-            if reader.read_exact(&mut body).is_ok() {
-                if let Ok(v) = serde_json::from_slice(&body) {
-                    rec.lock().unwrap().push(v);
-                }
+            if reader.read_exact(&mut body).is_ok()
+                && let Ok(v) = serde_json::from_slice(&body)
+            {
+                rec.lock().unwrap().push(v);
             }
             let _ = stream
                 .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
