@@ -34,9 +34,10 @@ pub const META_CHANGE_REQUEST: &str = "change_request";
 /// The longest message an event carries.
 pub const MAX_MESSAGE_LEN: usize = 39_000;
 
-/// One event, in Flux's wire format (field order as Flux's, so it marshals as Go does).
+/// One event, in Flux's wire format (field order as Flux's, so it marshals as Go does). Like
+/// Go's decoder, missing fields read as empty.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Event {
     /// The object the event is about.
     pub involved_object: ObjectReference,

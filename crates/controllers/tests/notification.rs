@@ -350,6 +350,12 @@ spec: {{interval: 1h, url: "https://example.com/podinfo.git", suspend: true}}
 async fn status_codes_and_rate_limit() {
     let env = start(Default::default()).await;
     assert_eq!(env.post("not json").await, 400);
+    assert_eq!(
+        env.post(r#"{"involvedObject":{"kind":"Bucket","name":"b","namespace":"x"},"message":"no timestamp"}"#)
+            .await,
+        202,
+        "missing fields read as empty, as Go's decoder reads them"
+    );
     assert_eq!(env.post(vec![b' '; 3 * 1024 * 1024 + 1]).await, 413);
     let mut e = base_event();
     e["involvedObject"]["apiVersion"] = json!("source.toolkit.fluxcd.io/v1");

@@ -179,6 +179,7 @@ pub async fn notifier_for(
 ) -> Result<Ready, String> {
     let ns = provider.namespace().unwrap_or_default();
     let spec = &provider.spec;
+    tidegate_source::tls::ensure_provider();
     let mut s = Settings {
         url: spec.address.clone().unwrap_or_default(),
         channel: spec.channel.clone().unwrap_or_default(),
@@ -212,12 +213,17 @@ pub async fn notifier_for(
             s.headers = yaml_serde::from_slice::<BTreeMap<String, String>>(h)
                 .map_err(|e| format!("failed to read headers from secret: {e}"))?;
         }
-        if let Some(t) = text("token") {
-            s.token = t.clone();
-        }
-        if let (Some(u), Some(p)) = (text("username"), text("password")) {
-            s.username = u;
-            s.password = p;
+        // As Flux's secret reader: a username without a password (or the reverse) makes the
+        // Secret's credentials unusable, the token included.
+        let (user, pass) = (text("username"), text("password"));
+        if user.is_some() == pass.is_some() {
+            if let Some(t) = text("token") {
+                s.token = t;
+            }
+            if let (Some(u), Some(p)) = (user, pass) {
+                s.username = u;
+                s.password = p;
+            }
         }
         if let Some(a) = text("address") {
             s.url = a.trim().to_string();

@@ -28,8 +28,10 @@ pub struct Post<'a> {
     pub content_type: Option<&'a str>,
     /// Basic auth, when either is non-empty.
     pub basic: Option<(&'a str, &'a str)>,
-    /// Other headers (set, replacing).
+    /// Other headers (set, replacing; values trimmed of spaces and tabs as Go writes them).
     pub headers: Vec<(String, String)>,
+    /// `POST` unless set (Matrix `PUT`s).
+    pub method: reqwest::Method,
 }
 
 /// What a successful request answered.
@@ -50,7 +52,14 @@ impl<'a> Post<'a> {
             content_type: None,
             basic: None,
             headers: Vec::new(),
+            method: reqwest::Method::POST,
         }
+    }
+
+    /// Sends with `method` instead of `POST`.
+    pub fn method(mut self, method: reqwest::Method) -> Self {
+        self.method = method;
+        self
     }
 
     /// Adds a header.
@@ -82,7 +91,7 @@ impl<'a> Post<'a> {
         for (k, v) in &self.headers {
             let name = HeaderName::from_bytes(k.as_bytes())
                 .map_err(|e| format!("failed to create a new request: header {k:?}: {e}"))?;
-            let value = HeaderValue::from_str(v)
+            let value = HeaderValue::from_str(v.trim_matches([' ', '\t']))
                 .map_err(|e| format!("failed to create a new request: header {k:?}: {e}"))?;
             headers.insert(name, value);
         }
@@ -92,7 +101,7 @@ impl<'a> Post<'a> {
             attempt += 1;
             let mut req = self
                 .http
-                .post(self.url)
+                .request(self.method.clone(), self.url)
                 .headers(headers.clone())
                 .body(self.body.clone());
             if let Some((user, pass)) = self.basic
@@ -131,7 +140,8 @@ impl<'a> Post<'a> {
             }
             if attempt > RETRIES {
                 let mut text = format!(
-                    "failed to execute request: POST {} giving up after {attempt} attempt(s)",
+                    "failed to execute request: {} {} giving up after {attempt} attempt(s)",
+                    self.method,
                     redact(self.url)
                 );
                 if let Some(e) = last_error {

@@ -2,9 +2,17 @@
 //! of that type sends. [`build`] checks a Provider's settings as Flux's notifier factory does
 //! (same refusals, same messages); [`Notifier::post`] sends one event.
 
+mod azuredevops;
+mod bitbucket;
 mod client;
 mod discord;
+#[cfg(test)]
+mod forge_tests;
 mod forwarder;
+mod git;
+mod gitea;
+mod github;
+mod gitlab;
 mod slack;
 mod teams;
 
@@ -19,7 +27,7 @@ pub use client::{Answer, Post, chain, redact, status_error};
 pub const UNSUPPORTED: &[&str] = &["googlepubsub", "azureeventhub", "nats", "otel"];
 
 /// Everything a notifier is built from: the Provider's spec and Secrets, resolved.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Settings {
     /// The client to send with (TLS and proxy settings applied).
     pub http: reqwest::Client,
@@ -47,6 +55,34 @@ pub struct Settings {
     pub secret_data: BTreeMap<String, Vec<u8>>,
 }
 
+impl Default for Settings {
+    /// Empty settings with a shared default client (building a client loads the root
+    /// certificates, milliseconds that must not be spent per notification).
+    fn default() -> Self {
+        static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+        let http = CLIENT
+            .get_or_init(|| {
+                tidegate_source::tls::ensure_provider();
+                reqwest::Client::new()
+            })
+            .clone();
+        Settings {
+            http,
+            url: String::new(),
+            channel: String::new(),
+            username: String::new(),
+            password: String::new(),
+            token: String::new(),
+            headers: BTreeMap::new(),
+            commit_status: String::new(),
+            provider_uid: String::new(),
+            provider_name: String::new(),
+            provider_namespace: String::new(),
+            secret_data: BTreeMap::new(),
+        }
+    }
+}
+
 /// A built notifier.
 pub enum Notifier {
     /// `generic`, `generic-hmac`.
@@ -57,6 +93,20 @@ pub enum Notifier {
     Discord(discord::Discord),
     /// `msteams`.
     Teams(teams::Teams),
+    /// `github` commit statuses.
+    GitHub(github::GitHub),
+    /// `githubdispatch`.
+    GitHubDispatch(github::GitHub),
+    /// `gitlab` commit statuses.
+    GitLab(gitlab::GitLab),
+    /// `gitea` commit statuses.
+    Gitea(gitea::Gitea),
+    /// `bitbucket` (Cloud) build statuses.
+    Bitbucket(bitbucket::Bitbucket),
+    /// `bitbucketserver` build statuses.
+    BitbucketServer(bitbucket::BitbucketServer),
+    /// `azuredevops` commit statuses.
+    AzureDevOps(azuredevops::AzureDevOps),
 }
 
 /// Builds the notifier of `type_` as Flux's factory does.
@@ -67,6 +117,13 @@ pub fn build(type_: &str, s: Settings) -> Result<Notifier, String> {
         "slack" => Notifier::Slack(slack::Slack::new(s)?),
         "discord" => Notifier::Discord(discord::Discord::new(s)?),
         "msteams" => Notifier::Teams(teams::Teams::new(s)?),
+        "github" => Notifier::GitHub(github::GitHub::new(s, false)?),
+        "githubdispatch" => Notifier::GitHubDispatch(github::GitHub::new(s, true)?),
+        "gitlab" => Notifier::GitLab(gitlab::GitLab::new(s)?),
+        "gitea" => Notifier::Gitea(gitea::Gitea::new(s)?),
+        "bitbucket" => Notifier::Bitbucket(bitbucket::Bitbucket::new(s)?),
+        "bitbucketserver" => Notifier::BitbucketServer(bitbucket::BitbucketServer::new(s)?),
+        "azuredevops" => Notifier::AzureDevOps(azuredevops::AzureDevOps::new(s)?),
         t if UNSUPPORTED.contains(&t) => {
             return Err(format!("provider {t} is not supported by Tidegate"));
         }
@@ -82,6 +139,13 @@ impl Notifier {
             Notifier::Slack(n) => n.post(event).await,
             Notifier::Discord(n) => n.post(event).await,
             Notifier::Teams(n) => n.post(event).await,
+            Notifier::GitHub(n) => n.post_status(event).await,
+            Notifier::GitHubDispatch(n) => n.post_dispatch(event).await,
+            Notifier::GitLab(n) => n.post(event).await,
+            Notifier::Gitea(n) => n.post(event).await,
+            Notifier::Bitbucket(n) => n.post(event).await,
+            Notifier::BitbucketServer(n) => n.post(event).await,
+            Notifier::AzureDevOps(n) => n.post(event).await,
         }
     }
 }

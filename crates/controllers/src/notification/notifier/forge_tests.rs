@@ -1,0 +1,386 @@
+//! The Git providers against a local forge stand-in that records each request and answers
+//! listings with what the test sets: Flux's request shapes, deduplication and errors.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use serde_json::{Value, json};
+use tidegate_api::event::{Event, ObjectReference};
+
+use super::{Settings, build};
+
+const SHA: &str = "69b59063470310ebbd88a9156325322a124e55a3";
+
+/// A recorded request: method, path and query, headers, body.
+type Request = (Method, String, HeaderMap, String);
+
+#[derive(Clone, Default)]
+struct Forge {
+    seen: Arc<Mutex<Vec<Request>>>,
+    listing: Arc<Mutex<String>>,
+    status: Arc<Mutex<u16>>,
+}
+
+impl Forge {
+    async fn start() -> (String, Forge) {
+        let forge = Forge::default();
+        *forge.listing.lock().unwrap() = "[]".into();
+        *forge.status.lock().unwrap() = 201;
+        let f = forge.clone();
+        let app = axum::Router::new().fallback(
+            move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+                let f = f.clone();
+                async move {
+                    let path = uri
+                        .path_and_query()
+                        .map(|p| p.to_string())
+                        .unwrap_or_default();
+                    f.seen.lock().unwrap().push((
+                        method.clone(),
+                        path,
+                        headers,
+                        String::from_utf8_lossy(&body).into_owned(),
+                    ));
+                    if method == Method::GET {
+                        (StatusCode::OK, f.listing.lock().unwrap().clone())
+                    } else {
+                        let code = *f.status.lock().unwrap();
+                        (
+                            StatusCode::from_u16(code).unwrap(),
+                            "{\"message\":\"nope\"}".to_string(),
+                        )
+                    }
+                }
+            },
+        );
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(l, app).await });
+        (url, forge)
+    }
+
+    fn take(&self) -> Vec<Request> {
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
+}
+
+fn event(severity: &str, reason: &str, revision: Option<&str>) -> Event {
+    let mut metadata = BTreeMap::new();
+    if let Some(r) = revision {
+        metadata.insert("revision".to_string(), r.to_string());
+    }
+    Event {
+        involved_object: ObjectReference {
+            kind: "Kustomization".into(),
+            namespace: "gitops-system".into(),
+            name: "gitops-system".into(),
+            ..Default::default()
+        },
+        severity: severity.into(),
+        timestamp: "2022-09-30T06:40:29Z".into(),
+        message: "message".into(),
+        reason: reason.into(),
+        metadata,
+        reporting_controller: "kustomize-controller".into(),
+        reporting_instance: String::new(),
+    }
+}
+
+fn settings(url: String, token: &str) -> Settings {
+    Settings {
+        http: tidegate_source::tls::http_client(),
+        url,
+        token: token.into(),
+        commit_status: "kustomization/gitops-system/0c9c2e41".into(),
+        ..Default::default()
+    }
+}
+
+fn body(s: &str) -> Value {
+    serde_json::from_str(s).unwrap()
+}
+
+#[tokio::test]
+async fn github_sets_a_status_once() {
+    let (url, forge) = Forge::start().await;
+    let n = build("github", settings(format!("{url}/foo/bar"), "ghp")).unwrap();
+    let rev = format!("main@sha1:{SHA}");
+    n.post(&event("info", "ReconciliationSucceeded", Some(&rev)))
+        .await
+        .unwrap();
+    let seen = forge.take();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].0, Method::GET);
+    assert_eq!(
+        seen[0].1,
+        format!("/api/v3/repos/foo/bar/commits/{SHA}/statuses?per_page=50")
+    );
+    assert_eq!(seen[1].1, format!("/api/v3/repos/foo/bar/statuses/{SHA}"));
+    assert_eq!(seen[1].2["authorization"], "Bearer ghp");
+    assert_eq!(
+        seen[1].3,
+        "{\"state\":\"success\",\"description\":\"reconciliation succeeded\",\"context\":\"kustomization/gitops-system/0c9c2e41\"}\n"
+    );
+    // The newest status with our context says the same: nothing written.
+    *forge.listing.lock().unwrap() = json!([
+        {"state": "success", "description": "reconciliation succeeded", "context": "kustomization/gitops-system/0c9c2e41"},
+        {"state": "failure", "description": "reconciliation failed", "context": "kustomization/gitops-system/0c9c2e41"},
+    ]).to_string();
+    n.post(&event("info", "ReconciliationSucceeded", Some(&rev)))
+        .await
+        .unwrap();
+    assert_eq!(forge.take().len(), 1, "only the listing");
+    // A failure differs from the newest: written.
+    n.post(&event("error", "ReconciliationFailed", Some(&rev)))
+        .await
+        .unwrap();
+    let seen = forge.take();
+    assert_eq!(body(&seen[1].3)["state"], "failure");
+    // Progressing events are skipped; a missing revision is an error.
+    n.post(&event("info", "Progressing", Some(&rev)))
+        .await
+        .unwrap();
+    assert!(forge.take().is_empty());
+    assert_eq!(
+        n.post(&event("info", "ReconciliationSucceeded", None))
+            .await
+            .unwrap_err(),
+        "missing revision metadata"
+    );
+    *forge.status.lock().unwrap() = 401;
+    let err = n
+        .post(&event("error", "Other", Some(&rev)))
+        .await
+        .unwrap_err();
+    assert!(
+        err.starts_with("could not create commit status: POST "),
+        "{err}"
+    );
+    assert!(err.ends_with("401 nope"), "{err}");
+}
+
+#[tokio::test]
+async fn github_factory_errors() {
+    let err = |s: Settings, t: &str| build(t, s).err().unwrap();
+    let mut s = settings("https://github.com/foo/bar/baz".into(), "t");
+    assert_eq!(
+        err(s.clone(), "github"),
+        "invalid repository id: 'foo/bar/baz'"
+    );
+    s.url = "https://github.com/foo/bar".into();
+    s.token.clear();
+    assert_eq!(
+        err(s.clone(), "github"),
+        "github token or github app details must be specified"
+    );
+    s.token = "t".into();
+    s.commit_status.clear();
+    assert_eq!(err(s.clone(), "github"), "commit status cannot be empty");
+    assert!(
+        build("githubdispatch", s).is_ok(),
+        "dispatch needs no commit status"
+    );
+}
+
+#[tokio::test]
+async fn github_dispatch_sends_the_event() {
+    let (url, forge) = Forge::start().await;
+    *forge.status.lock().unwrap() = 204;
+    let n = build("githubdispatch", settings(format!("{url}/foo/bar"), "t")).unwrap();
+    let mut e = event("info", "reason", None);
+    e.involved_object.kind = "GitRepository".into();
+    e.involved_object.name = "webapp".into();
+    e.metadata.insert("test".into(), "metadata".into());
+    n.post(&e).await.unwrap();
+    let seen = forge.take();
+    assert_eq!(seen[0].1, "/api/v3/repos/foo/bar/dispatches");
+    let sent = body(&seen[0].3);
+    assert_eq!(sent["event_type"], "GitRepository/webapp.gitops-system");
+    assert_eq!(sent["client_payload"]["metadata"]["test"], "metadata");
+    assert_eq!(
+        sent["client_payload"]["reportingController"],
+        "kustomize-controller"
+    );
+}
+
+#[tokio::test]
+async fn gitlab_sets_a_status_unless_identical() {
+    let (url, forge) = Forge::start().await;
+    let n = build("gitlab", settings(format!("{url}/foo/bar.git"), "glpat")).unwrap();
+    let rev = format!("main@sha1:{SHA}");
+    n.post(&event("error", "HealthCheckFailed", Some(&rev)))
+        .await
+        .unwrap();
+    let seen = forge.take();
+    assert_eq!(
+        seen[0].1,
+        format!(
+            "/api/v4/projects/foo%2Fbar/repository/commits/{SHA}/statuses?name=kustomization%2Fgitops-system%2F0c9c2e41"
+        )
+    );
+    assert_eq!(
+        seen[1].1,
+        format!("/api/v4/projects/foo%2Fbar/statuses/{SHA}")
+    );
+    assert_eq!(seen[1].2["private-token"], "glpat");
+    assert_eq!(
+        seen[1].3,
+        r#"{"state":"failed","name":"kustomization/gitops-system/0c9c2e41","description":"health check failed"}"#
+    );
+    *forge.listing.lock().unwrap() = json!([{"sha": SHA, "status": "failed", "description": "health check failed", "name": "kustomization/gitops-system/0c9c2e41"}]).to_string();
+    n.post(&event("error", "HealthCheckFailed", Some(&rev)))
+        .await
+        .unwrap();
+    assert_eq!(forge.take().len(), 1);
+    assert_eq!(
+        build("gitlab", settings(format!("{url}/foo/bar"), ""))
+            .err()
+            .unwrap(),
+        "gitlab token cannot be empty"
+    );
+}
+
+#[tokio::test]
+async fn gitea_uses_pending_for_progress_and_the_origin_revision() {
+    let (url, forge) = Forge::start().await;
+    let n = build("gitea", settings(format!("{url}/foo/bar"), "tok")).unwrap();
+    let mut e = event("info", "Progressing", Some(&format!("main@sha1:{SHA}")));
+    e.metadata.insert(
+        "originRevision".into(),
+        "main@sha1:8a9156325322a124e55a369b59063470310ebbd8".into(),
+    );
+    n.post(&e).await.unwrap();
+    let seen = forge.take();
+    assert_eq!(
+        seen[0].1,
+        "/api/v1/repos/foo/bar/commits/8a9156325322a124e55a369b59063470310ebbd8/statuses?limit=50&page=1"
+    );
+    assert_eq!(seen[1].2["authorization"], "token tok");
+    assert_eq!(
+        seen[1].3,
+        r#"{"state":"pending","target_url":"","description":"progressing","context":"kustomization/gitops-system/0c9c2e41"}"#
+    );
+}
+
+#[tokio::test]
+async fn bitbucket_server_builds_as_flux() {
+    let (url, forge) = Forge::start().await;
+    let address = format!("{url}/context1/scm/projectfoo/repobar.git");
+    let mut s = settings(address.clone(), "");
+    s.username = "user".into();
+    s.password = "password".into();
+    let n = build("bitbucketserver", s).unwrap();
+    *forge.status.lock().unwrap() = 204;
+    let rev = format!("main@sha1:{SHA}");
+    let mut e = event("info", "reason", Some(&rev));
+    e.involved_object.name = "hello-world".into();
+    n.post(&e).await.unwrap();
+    let seen = forge.take();
+    let builds =
+        format!("/context1/rest/api/latest/projects/projectfoo/repos/repobar/commits/{SHA}/builds");
+    let key = super::git::sha1_hex("kustomization/gitops-system/0c9c2e41");
+    assert_eq!(seen[0].1, format!("{builds}?key={key}"));
+    assert_eq!(seen[1].1, builds);
+    assert_eq!(seen[1].2["authorization"], "Basic dXNlcjpwYXNzd29yZA==");
+    assert_eq!(seen[1].2["x-atlassian-token"], "no-check");
+    assert_eq!(
+        body(&seen[1].3),
+        json!({"description": "reason", "key": key, "name": "kustomization/hello-world [reason]", "state": "SUCCESSFUL", "url": address})
+    );
+    *forge.status.lock().unwrap() = 401;
+    assert_eq!(
+        n.post(&e).await.unwrap_err(),
+        "could not post build status: could not post build commit status: 401 - Unauthorized"
+    );
+    let ssh = settings(
+        "ssh://git@mybitbucket:2222/ap/fluxcd-sandbox.git".into(),
+        "t",
+    );
+    assert_eq!(
+        build("bitbucketserver", ssh).err().unwrap(),
+        "could not parse git address: unsupported scheme type in address: ssh. Must be http or https"
+    );
+}
+
+#[tokio::test]
+async fn azure_devops_uses_genre_and_error_state() {
+    let (url, forge) = Forge::start().await;
+    *forge.listing.lock().unwrap() = r#"{"value":[]}"#.into();
+    let n = build(
+        "azuredevops",
+        settings(format!("{url}/Org/bar/_git/baz"), "pat"),
+    )
+    .unwrap();
+    let mut e = event("error", "ApplyFailed", Some(&format!("main@sha1:{SHA}")));
+    e.metadata.insert("summary".into(), "test summary".into());
+    n.post(&e).await.unwrap();
+    let seen = forge.take();
+    assert_eq!(
+        seen[1].1,
+        format!("/org/bar/_apis/git/repositories/baz/commits/{SHA}/statuses?api-version=6.0")
+    );
+    assert_eq!(seen[1].2["authorization"], "Basic OnBhdA==");
+    assert_eq!(
+        body(&seen[1].3),
+        json!({"context": {"genre": "fluxcd:test summary", "name": "kustomization/gitops-system/0c9c2e41"}, "description": "apply failed", "state": "error"})
+    );
+    assert_eq!(
+        build("azuredevops", settings(format!("{url}/foo/bar/baz"), "pat"))
+            .err()
+            .unwrap(),
+        "invalid repository id \"foo/bar/baz\""
+    );
+}
+
+#[tokio::test]
+async fn bitbucket_cloud_keys_statuses_by_name() {
+    let (url, forge) = Forge::start().await;
+    // Only this test reads the variable (the Go client's override of the API address).
+    unsafe { std::env::set_var("BITBUCKET_API_BASE_URL", format!("{url}/2.0")) };
+    let n = build(
+        "bitbucket",
+        settings("https://bitbucket.org/foo/bar".into(), "user:pass"),
+    )
+    .unwrap();
+    let mut e = event("info", "ApplySucceeded", Some(&format!("main@sha1:{SHA}")));
+    e.involved_object.name = "gitops-system".into();
+    *forge.listing.lock().unwrap() = "{}".into();
+    n.post(&e).await.unwrap();
+    let seen = forge.take();
+    let key = super::git::sha1_hex("kustomization/gitops-system/0c9c2e41");
+    assert_eq!(key, "c99410a43c260fddd152a40c296bddfa0b8fd879");
+    assert_eq!(
+        seen[0].1,
+        format!("/2.0/repositories/foo/bar/commit/{SHA}/statuses/build/{key}")
+    );
+    assert_eq!(
+        seen[1].1,
+        format!("/2.0/repositories/foo/bar/commit/{SHA}/statuses/build")
+    );
+    assert_eq!(seen[1].2["authorization"], "Basic dXNlcjpwYXNz");
+    assert_eq!(
+        seen[1].3,
+        format!(
+            r#"{{"key":"{key}","url":"https://bitbucket.org","state":"SUCCESSFUL","name":"kustomization/gitops-system","description":"apply succeeded"}}"#
+        )
+    );
+    *forge.listing.lock().unwrap() =
+        json!({"state": "SUCCESSFUL", "description": "apply succeeded"}).to_string();
+    n.post(&e).await.unwrap();
+    assert_eq!(
+        forge.take().len(),
+        1,
+        "the same status is not written again"
+    );
+    assert_eq!(
+        build(
+            "bitbucket",
+            settings("https://bitbucket.org/foo/bar".into(), "bar")
+        )
+        .err()
+        .unwrap(),
+        "invalid token format, expected to be <user>:<password>"
+    );
+}
