@@ -38,6 +38,37 @@ fn up_example_converges_stops_cleanly_and_restarts() {
             "infrastructure"
         ]
     );
+    // The example's generic Receiver: ready, and a POST to its path asks the GitRepository to
+    // reconcile now.
+    let receiver = json(&kc, &["-n", "flux-system", "get", "receiver", "example"]);
+    let path = receiver["status"]["webhookPath"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(path.starts_with("/hook/"), "{receiver}");
+    let address = std::fs::read_to_string(data.join("receiver-address")).unwrap();
+    let answer = {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(address.trim()).unwrap();
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            address.trim()
+        )
+        .unwrap();
+        let mut text = String::new();
+        let _ = stream.read_to_string(&mut text);
+        text
+    };
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let repo = json(
+        &kc,
+        &["-n", "flux-system", "get", "gitrepository", "flux-system"],
+    );
+    assert!(
+        repo["metadata"]["annotations"]["reconcile.fluxcd.io/requestedAt"].is_string(),
+        "{repo}"
+    );
     // The apps are there, overlaid and substituted, and healthy through the simulator.
     let prod = json(&kc, &["-n", "production", "get", "deployment", "podinfo"]);
     assert_eq!(prod["spec"]["replicas"], 3);

@@ -480,7 +480,70 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         );
         progress::first_reconcile(&client, bar, &token, args.wait_timeout).await;
     }
+    if args.example {
+        example_receiver(&client, &data_dir, &receiver_url, bar).await?;
+    }
     Ok(handover)
+}
+
+/// `--example`: a generic Receiver `flux-system/example` that reconciles the example's
+/// GitRepository and Kustomization at once, its token (random, kept in the data directory)
+/// in the Secret `flux-system/example-webhook`; prints the URL to POST to.
+async fn example_receiver(
+    client: &Client,
+    data_dir: &Path,
+    receiver_url: &str,
+    bar: &ProgressBar,
+) -> anyhow::Result<()> {
+    let token_file = data_dir.join("example-webhook-token");
+    let token = match std::fs::read_to_string(&token_file) {
+        Ok(t) if !t.trim().is_empty() => t.trim().to_string(),
+        _ => {
+            use std::io::Read as _;
+            let mut bytes = [0u8; 16];
+            std::fs::File::open("/dev/urandom")
+                .and_then(|mut f| f.read_exact(&mut bytes))
+                .context("reading /dev/urandom for the example webhook token")?;
+            let t: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            std::fs::write(&token_file, &t)
+                .with_context(|| format!("writing {}", token_file.display()))?;
+            t
+        }
+    };
+    let objects = vec![
+        serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "example-webhook", "namespace": FLUX_SYSTEM},
+            "stringData": {"token": token}}),
+        serde_json::json!({"apiVersion": "notification.toolkit.fluxcd.io/v1", "kind": "Receiver",
+        "metadata": {"name": "example", "namespace": FLUX_SYSTEM},
+        "spec": {"type": "generic", "secretRef": {"name": "example-webhook"},
+            "resources": [
+                {"kind": "GitRepository", "name": FLUX_SYSTEM},
+                {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                 "name": FLUX_SYSTEM},
+            ]}}),
+    ];
+    crate::cluster::apply(client, objects, "creating the example Receiver").await?;
+    let api: kube::Api<tidegate_api::Receiver> = kube::Api::namespaced(client.clone(), FLUX_SYSTEM);
+    for _ in 0..100 {
+        if let Ok(r) = api.get("example").await
+            && let Some(path) = r
+                .status
+                .and_then(|s| s.webhook_path)
+                .filter(|p| !p.is_empty())
+        {
+            done(
+                bar,
+                &format!(
+                    "✔ Receiver {FLUX_SYSTEM}/example: POST {receiver_url}{path} to reconcile now"
+                ),
+            );
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    done(bar, &format!("✔ Receiver {FLUX_SYSTEM}/example created"));
+    Ok(())
 }
 
 /// A `reconcile.fluxcd.io/requestedAt` value: the time now.

@@ -9,6 +9,8 @@ mod metadata;
 pub mod notifier;
 mod ratelimit;
 mod server;
+#[cfg(test)]
+mod tables;
 pub mod webhook;
 
 use std::sync::Arc;
@@ -58,8 +60,12 @@ pub struct EventServer {
     limiter: RateLimiter,
     regexes: Regexes,
     clients: dispatch::Clients,
+    sending: tokio::sync::Semaphore,
     options: Options,
 }
+
+/// Notifications being sent at once.
+const SENDING: usize = 128;
 
 /// The event server's router, with the Alert and Provider caches it reads (watched by
 /// background tasks, returned so the caller can stop them). Requests wait until both caches
@@ -99,6 +105,7 @@ pub fn event_router(
         limiter: RateLimiter::new(options.rate_limit_interval),
         regexes: Regexes::default(),
         clients: dispatch::Clients::default(),
+        sending: tokio::sync::Semaphore::new(SENDING),
         alerts,
         providers,
         options,

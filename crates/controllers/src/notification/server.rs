@@ -203,6 +203,11 @@ impl EventServer {
         let server = self.clone();
         let alert = alert.clone();
         tokio::spawn(async move {
+            // Bounded sends: a burst queues here instead of opening thousands of
+            // connections at once; the Provider's timeout starts once a slot is free.
+            let Ok(_slot) = server.sending.acquire().await else {
+                return;
+            };
             let sent = tokio::time::timeout(ready.timeout, ready.notifier.post(&notification))
                 .await
                 .unwrap_or_else(|_| {

@@ -79,6 +79,15 @@ impl<'a> Post<'a> {
         }
     }
 
+    /// [`Post::send`], the answer dropped and a failure worded as Flux's notifiers word it
+    /// (`postMessage failed: …`).
+    pub async fn deliver(self) -> Result<(), String> {
+        self.send()
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("postMessage failed: {e}"))
+    }
+
     /// Sends with retries and returns whatever final answer came (a connection failure is
     /// still an error).
     pub async fn send_raw(self) -> Result<Answer, String> {

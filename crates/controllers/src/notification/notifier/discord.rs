@@ -41,9 +41,7 @@ impl Discord {
             attachments: vec![attachment(event, false)],
         };
         Post::json(&self.s.http, &self.s.url, marshal(&payload)?)
-            .send()
+            .deliver()
             .await
-            .map(|_| ())
-            .map_err(|e| format!("postMessage failed: {e}"))
     }
 }

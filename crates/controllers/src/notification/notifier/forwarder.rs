@@ -40,10 +40,7 @@ impl Forwarder {
                 format!("sha256={}", sign(body.as_bytes(), self.s.token.as_bytes())),
             );
         }
-        post.send()
-            .await
-            .map(|_| ())
-            .map_err(|e| format!("postMessage failed: {e}"))
+        post.deliver().await
     }
 }
 

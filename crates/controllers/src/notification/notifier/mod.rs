@@ -2,9 +2,11 @@
 //! of that type sends. [`build`] checks a Provider's settings as Flux's notifier factory does
 //! (same refusals, same messages); [`Notifier::post`] sends one event.
 
+mod alertmanager;
 mod azuredevops;
 mod bitbucket;
 mod client;
+mod datadog;
 mod discord;
 #[cfg(test)]
 mod forge_tests;
@@ -13,8 +15,23 @@ mod git;
 mod gitea;
 mod github;
 mod gitlab;
+mod googlechat;
+mod gourl;
+mod grafana;
+mod incidentio;
+mod lark;
+mod matrix;
+mod opsgenie;
+mod pagerduty;
+#[cfg(test)]
+mod receiver;
+mod rocket;
 mod slack;
 mod teams;
+mod telegram;
+mod webex;
+mod zoom;
+mod zulip;
 
 use std::collections::BTreeMap;
 
@@ -23,8 +40,9 @@ use tidegate_api::event::Event;
 pub use client::{Answer, Post, chain, redact, status_error};
 
 /// Provider types Flux has that Tidegate does not send to: they need a cloud SDK or a
-/// non-HTTP protocol.
-pub const UNSUPPORTED: &[&str] = &["googlepubsub", "azureeventhub", "nats", "otel"];
+/// non-HTTP protocol (`sentry`: what Flux sends is whatever the Sentry Go SDK builds around
+/// the event, runtime contexts, release detection and trace spans included).
+pub const UNSUPPORTED: &[&str] = &["googlepubsub", "azureeventhub", "nats", "otel", "sentry"];
 
 /// Everything a notifier is built from: the Provider's spec and Secrets, resolved.
 #[derive(Clone)]
@@ -107,6 +125,34 @@ pub enum Notifier {
     BitbucketServer(bitbucket::BitbucketServer),
     /// `azuredevops` commit statuses.
     AzureDevOps(azuredevops::AzureDevOps),
+    /// `rocket`.
+    Rocket(rocket::Rocket),
+    /// `googlechat`.
+    GoogleChat(googlechat::GoogleChat),
+    /// `webex`.
+    Webex(webex::Webex),
+    /// `telegram`.
+    Telegram(telegram::Telegram),
+    /// `lark`.
+    Lark(lark::Lark),
+    /// `matrix`.
+    Matrix(matrix::Matrix),
+    /// `zulip`.
+    Zulip(zulip::Zulip),
+    /// `opsgenie`.
+    Opsgenie(opsgenie::Opsgenie),
+    /// `alertmanager`.
+    Alertmanager(alertmanager::Alertmanager),
+    /// `grafana`.
+    Grafana(grafana::Grafana),
+    /// `pagerduty`.
+    PagerDuty(pagerduty::PagerDuty),
+    /// `datadog`.
+    DataDog(datadog::DataDog),
+    /// `zoom`.
+    Zoom(zoom::Zoom),
+    /// `incident.io`.
+    Incidentio(incidentio::Incidentio),
 }
 
 /// Builds the notifier of `type_` as Flux's factory does.
@@ -124,6 +170,20 @@ pub fn build(type_: &str, s: Settings) -> Result<Notifier, String> {
         "bitbucket" => Notifier::Bitbucket(bitbucket::Bitbucket::new(s)?),
         "bitbucketserver" => Notifier::BitbucketServer(bitbucket::BitbucketServer::new(s)?),
         "azuredevops" => Notifier::AzureDevOps(azuredevops::AzureDevOps::new(s)?),
+        "rocket" => Notifier::Rocket(rocket::Rocket::new(s)?),
+        "googlechat" => Notifier::GoogleChat(googlechat::GoogleChat::new(s)?),
+        "webex" => Notifier::Webex(webex::Webex::new(s)?),
+        "telegram" => Notifier::Telegram(telegram::Telegram::new(s)?),
+        "lark" => Notifier::Lark(lark::Lark::new(s)?),
+        "matrix" => Notifier::Matrix(matrix::Matrix::new(s)?),
+        "zulip" => Notifier::Zulip(zulip::Zulip::new(s)?),
+        "opsgenie" => Notifier::Opsgenie(opsgenie::Opsgenie::new(s)?),
+        "alertmanager" => Notifier::Alertmanager(alertmanager::Alertmanager::new(s)?),
+        "grafana" => Notifier::Grafana(grafana::Grafana::new(s)?),
+        "pagerduty" => Notifier::PagerDuty(pagerduty::PagerDuty::new(s)?),
+        "datadog" => Notifier::DataDog(datadog::DataDog::new(s)?),
+        "zoom" => Notifier::Zoom(zoom::Zoom::new(s)?),
+        "incident.io" => Notifier::Incidentio(incidentio::Incidentio::new(s)?),
         t if UNSUPPORTED.contains(&t) => {
             return Err(format!("provider {t} is not supported by Tidegate"));
         }
@@ -146,6 +206,20 @@ impl Notifier {
             Notifier::Bitbucket(n) => n.post(event).await,
             Notifier::BitbucketServer(n) => n.post(event).await,
             Notifier::AzureDevOps(n) => n.post(event).await,
+            Notifier::Rocket(n) => n.post(event).await,
+            Notifier::GoogleChat(n) => n.post(event).await,
+            Notifier::Webex(n) => n.post(event).await,
+            Notifier::Telegram(n) => n.post(event).await,
+            Notifier::Lark(n) => n.post(event).await,
+            Notifier::Matrix(n) => n.post(event).await,
+            Notifier::Zulip(n) => n.post(event).await,
+            Notifier::Opsgenie(n) => n.post(event).await,
+            Notifier::Alertmanager(n) => n.post(event).await,
+            Notifier::Grafana(n) => n.post(event).await,
+            Notifier::PagerDuty(n) => n.post(event).await,
+            Notifier::DataDog(n) => n.post(event).await,
+            Notifier::Zoom(n) => n.post(event).await,
+            Notifier::Incidentio(n) => n.post(event).await,
         }
     }
 }
@@ -180,6 +254,29 @@ pub fn object_title(event: &Event) -> String {
     format!("{}/{}.{}", o.kind.to_lowercase(), o.name, o.namespace)
 }
 
+/// The event's time as Flux's notifiers read it: the timestamp, or Go's zero time (year 1)
+/// when it is empty or unreadable.
+pub fn event_time(event: &Event) -> k8s_openapi::jiff::Timestamp {
+    event
+        .timestamp
+        .parse()
+        .or_else(|_| k8s_openapi::jiff::Timestamp::from_second(GO_ZERO_TIME))
+        .unwrap_or(k8s_openapi::jiff::Timestamp::MIN)
+}
+
+/// Unix seconds of Go's zero time, 0001-01-01T00:00:00Z.
+const GO_ZERO_TIME: i64 = -62_135_596_800;
+
+/// The event's time in Unix seconds (`Time.Unix()`).
+pub fn event_unix(event: &Event) -> i64 {
+    event_time(event).as_second()
+}
+
+/// The event's time as `time.RFC3339` formats it, in UTC.
+pub fn event_rfc3339(event: &Event) -> String {
+    event_time(event).strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
 /// The value marshalled as Go's `encoding/json` does.
 pub fn marshal<T: serde::Serialize>(value: &T) -> Result<String, String> {
     serde_json::to_value(value)
@@ -189,6 +286,27 @@ pub fn marshal<T: serde::Serialize>(value: &T) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn event_times_as_go() {
+        let mut e = tidegate_api::event::Event {
+            timestamp: "2022-09-30T08:40:29.5+02:00".into(),
+            ..Default::default()
+        };
+        assert_eq!(super::event_unix(&e), 1_664_520_029);
+        assert_eq!(super::event_rfc3339(&e), "2022-09-30T06:40:29Z");
+        e.timestamp.clear();
+        assert_eq!(super::event_unix(&e), -62_135_596_800);
+        assert_eq!(super::event_rfc3339(&e), "0001-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn sentry_is_refused_by_name() {
+        assert_eq!(
+            super::build("sentry", super::Settings::default()).err(),
+            Some("provider sentry is not supported by Tidegate".to_string())
+        );
+    }
+
     #[test]
     fn request_uris_as_go() {
         assert!(super::parse_request_uri("https://hooks.slack.com/x").is_ok());

@@ -111,11 +111,7 @@ impl Slack {
             post = post.header("Authorization", format!("Bearer {}", self.s.token));
         }
         if self.s.url != POST_MESSAGE_API {
-            return post
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| format!("postMessage failed: {e}"));
+            return post.deliver().await;
         }
         let answer = post
             .send_raw()

@@ -99,9 +99,7 @@ impl Teams {
             &self.s.url,
             tidegate_core::gojson::marshal(&card),
         )
-        .send()
+        .deliver()
         .await
-        .map(|_| ())
-        .map_err(|e| format!("postMessage failed: {e}"))
     }
 }
