@@ -19,6 +19,8 @@ type Request = (Method, String, HeaderMap, String);
 #[derive(Clone, Default)]
 struct Forge {
     seen: Arc<Mutex<Vec<Request>>>,
+    /// GET answers by path prefix; other GETs get `listing`.
+    routes: Arc<Mutex<Vec<(String, String)>>>,
     listing: Arc<Mutex<String>>,
     status: Arc<Mutex<u16>>,
 }
@@ -44,7 +46,15 @@ impl Forge {
                         String::from_utf8_lossy(&body).into_owned(),
                     ));
                     if method == Method::GET {
-                        (StatusCode::OK, f.listing.lock().unwrap().clone())
+                        let routed = f
+                            .routes
+                            .lock()
+                            .unwrap()
+                            .iter()
+                            .find(|(prefix, _)| uri.path().starts_with(prefix.as_str()))
+                            .map(|(_, answer)| answer.clone());
+                        let answer = routed.unwrap_or_else(|| f.listing.lock().unwrap().clone());
+                        (StatusCode::OK, answer)
                     } else {
                         let code = *f.status.lock().unwrap();
                         (
@@ -59,6 +69,13 @@ impl Forge {
         let url = format!("http://{}", l.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(l, app).await });
         (url, forge)
+    }
+
+    fn answer(&self, prefix: &str, body: Value) {
+        self.routes
+            .lock()
+            .unwrap()
+            .push((prefix.into(), body.to_string()));
     }
 
     fn take(&self) -> Vec<Request> {
@@ -382,5 +399,89 @@ async fn bitbucket_cloud_keys_statuses_by_name() {
         .err()
         .unwrap(),
         "invalid token format, expected to be <user>:<password>"
+    );
+}
+
+#[tokio::test]
+async fn pull_request_comments_are_created_then_updated() {
+    let (url, forge) = Forge::start().await;
+    let mut s = settings(format!("{url}/foo/bar"), "ghp");
+    s.provider_uid = "0c9c2e41-d2f9-4f9b-9c41-bebc1984d67a".into();
+    let n = build("githubpullrequestcomment", s.clone()).unwrap();
+    let mut e = event("info", "ReconciliationSucceeded", None);
+    e.involved_object.namespace = "default".into();
+    e.involved_object.name = "test-ks".into();
+    e.message = "Test event message".into();
+    e.metadata.insert("change_request".into(), "42".into());
+    e.metadata.insert("key1".into(), "value1".into());
+    forge.answer("/api/v3/user", json!({"login": "test-user"}));
+    n.post(&e).await.unwrap();
+    let seen = forge.take();
+    assert_eq!(seen[0].1, "/api/v3/user");
+    assert_eq!(
+        seen[1].1,
+        "/api/v3/repos/foo/bar/issues/42/comments?direction=asc&per_page=100&sort=created"
+    );
+    assert_eq!(seen[2].0, Method::POST);
+    assert_eq!(seen[2].1, "/api/v3/repos/foo/bar/issues/42/comments");
+    let want = "<!-- flux-pr-comment-key:0c9c2e41-d2f9-4f9b-9c41-bebc1984d67a/Kustomization/default/test-ks -->\n\n## Flux Status\n\nℹ️ Kustomization/default/test-ks\n\nTest event message\n\nMetadata:\n* `key1`: value1\n";
+    assert_eq!(body(&seen[2].3)["body"], want);
+    assert!(seen[2].3.contains("<!--"), "go-github does not escape HTML");
+    // Our comment with the marker exists (another user's is ignored): updated in place.
+    *forge.listing.lock().unwrap() = json!([
+        {"id": 7, "user": {"login": "someone-else"}, "body": want},
+        {"id": 9, "user": {"login": "test-user"}, "body": want},
+    ])
+    .to_string();
+    n.post(&e).await.unwrap();
+    let seen = forge.take();
+    assert_eq!(seen[2].0, Method::PATCH);
+    assert_eq!(seen[2].1, "/api/v3/repos/foo/bar/issues/comments/9");
+    e.metadata.insert("change_request".into(), "x".into());
+    assert_eq!(
+        n.post(&e).await.unwrap_err(),
+        "invalid \"change_request\" metadata value \"x\": strconv.Atoi: parsing \"x\": invalid syntax"
+    );
+    s.provider_uid.clear();
+    assert_eq!(
+        build("gitlabmergerequestcomment", s).err().unwrap(),
+        "provider UID cannot be empty"
+    );
+}
+
+#[tokio::test]
+async fn merge_request_notes_are_updated_with_put() {
+    let (url, forge) = Forge::start().await;
+    let mut s = settings(format!("{url}/foo/bar"), "glpat");
+    s.provider_uid = "uid-1".into();
+    let n = build("gitlabmergerequestcomment", s).unwrap();
+    let mut e = event("error", "HealthCheckFailed", None);
+    e.metadata.insert("change_request".into(), "5".into());
+    forge.answer("/api/v4/user", json!({"id": 1, "username": "test-user"}));
+    let marker = "<!-- flux-mr-comment-key:uid-1/Kustomization/gitops-system/gitops-system -->";
+    *forge.listing.lock().unwrap() =
+        json!([{"id": 3, "author": {"username": "test-user"}, "body": format!("{marker}\n\nold")}])
+            .to_string();
+    n.post(&e).await.unwrap();
+    let seen = forge.take();
+    assert_eq!(
+        seen[1].1,
+        "/api/v4/projects/foo%2Fbar/merge_requests/5/notes?order_by=created_at&per_page=100&sort=asc"
+    );
+    assert_eq!(seen[2].0, Method::PUT);
+    assert_eq!(
+        seen[2].1,
+        "/api/v4/projects/foo%2Fbar/merge_requests/5/notes/3"
+    );
+    assert!(
+        seen[2].3.contains("\\u003c!-- flux-mr-comment-key"),
+        "{}",
+        seen[2].3
+    );
+    assert!(
+        body(&seen[2].3)["body"]
+            .as_str()
+            .unwrap()
+            .contains("⚠️ Kustomization/gitops-system/gitops-system")
     );
 }

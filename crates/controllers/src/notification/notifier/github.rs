@@ -11,6 +11,26 @@ use super::git::{
     api_error, call, commit_sha, name_and_description, owner_repo, parse_address, state,
 };
 
+/// The REST API of a GitHub host: `api.github.com` for github.com, else GitHub Enterprise's
+/// `<host>/api/v3`.
+pub fn api_base(host: &str) -> String {
+    if host == "https://github.com" || host == "http://github.com" {
+        "https://api.github.com".to_string()
+    } else {
+        format!("{host}/api/v3")
+    }
+}
+
+/// go-github's request headers with a token.
+pub fn headers(token: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("Authorization", format!("Bearer {token}")),
+        ("Accept", "application/vnd.github.v3+json".into()),
+        ("User-Agent", "go-github/v64.0.0".into()),
+        ("X-GitHub-Api-Version", "2022-11-28".into()),
+    ]
+}
+
 /// A GitHub repository client.
 pub struct GitHub {
     s: Settings,
@@ -43,11 +63,7 @@ impl GitHub {
         let Some((owner, repo)) = owner_repo(&id) else {
             return Err(format!("invalid repository id: '{id}'"));
         };
-        let api = if host == "https://github.com" || host == "http://github.com" {
-            "https://api.github.com".to_string()
-        } else {
-            format!("{host}/api/v3")
-        };
+        let api = api_base(&host);
         Ok(GitHub {
             owner: owner.to_string(),
             repo: repo.to_string(),
@@ -58,12 +74,7 @@ impl GitHub {
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("Authorization", format!("Bearer {}", self.token)),
-            ("Accept", "application/vnd.github.v3+json".into()),
-            ("User-Agent", "go-github/v64.0.0".into()),
-            ("X-GitHub-Api-Version", "2022-11-28".into()),
-        ]
+        headers(&self.token)
     }
 
     /// Sets the commit status of the event's commit, unless the newest one with the same

@@ -17,7 +17,7 @@ pub struct GitLab {
 }
 
 /// The project path as one URL segment (`foo/bar` → `foo%2Fbar`, `.` → `%2E`).
-fn escape_project(id: &str) -> String {
+pub fn escape_project(id: &str) -> String {
     let mut out = String::new();
     for b in id.bytes() {
         match b {

@@ -6,6 +6,7 @@ mod alertmanager;
 mod azuredevops;
 mod bitbucket;
 mod client;
+mod comment;
 mod datadog;
 mod discord;
 #[cfg(test)]
@@ -125,6 +126,8 @@ pub enum Notifier {
     BitbucketServer(bitbucket::BitbucketServer),
     /// `azuredevops` commit statuses.
     AzureDevOps(azuredevops::AzureDevOps),
+    /// Pull/merge request comments.
+    Comments(comment::Comments),
     /// `rocket`.
     Rocket(rocket::Rocket),
     /// `googlechat`.
@@ -170,6 +173,15 @@ pub fn build(type_: &str, s: Settings) -> Result<Notifier, String> {
         "bitbucket" => Notifier::Bitbucket(bitbucket::Bitbucket::new(s)?),
         "bitbucketserver" => Notifier::BitbucketServer(bitbucket::BitbucketServer::new(s)?),
         "azuredevops" => Notifier::AzureDevOps(azuredevops::AzureDevOps::new(s)?),
+        "githubpullrequestcomment" => {
+            Notifier::Comments(comment::Comments::new(s, comment::Forge::GitHub)?)
+        }
+        "gitlabmergerequestcomment" => {
+            Notifier::Comments(comment::Comments::new(s, comment::Forge::GitLab)?)
+        }
+        "giteapullrequestcomment" => {
+            Notifier::Comments(comment::Comments::new(s, comment::Forge::Gitea)?)
+        }
         "rocket" => Notifier::Rocket(rocket::Rocket::new(s)?),
         "googlechat" => Notifier::GoogleChat(googlechat::GoogleChat::new(s)?),
         "webex" => Notifier::Webex(webex::Webex::new(s)?),
@@ -206,6 +218,7 @@ impl Notifier {
             Notifier::Bitbucket(n) => n.post(event).await,
             Notifier::BitbucketServer(n) => n.post(event).await,
             Notifier::AzureDevOps(n) => n.post(event).await,
+            Notifier::Comments(n) => n.post(event).await,
             Notifier::Rocket(n) => n.post(event).await,
             Notifier::GoogleChat(n) => n.post(event).await,
             Notifier::Webex(n) => n.post(event).await,
