@@ -648,3 +648,178 @@ spec: {{interval: 1h, url: "https://example.com/app.git", suspend: true}}
     );
     assert!(!sent["reportingInstance"].as_str().unwrap().is_empty());
 }
+
+/// A CA and a server certificate for 127.0.0.1 it signed (PEM: CA, cert, key).
+fn test_certificates() -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "tidegate test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    params
+        .subject_alt_names
+        .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    (ca.pem(), cert.pem(), key.serialize_pem())
+}
+
+/// An HTTPS sink with the given certificate: the body of every request that completes a TLS
+/// handshake.
+async fn tls_sink(cert_pem: &str, key_pem: &str) -> (String, Arc<Mutex<Vec<String>>>) {
+    use rustls::pki_types::pem::PemObject;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    tidegate_source::tls::ensure_provider();
+    let certs: Vec<_> = rustls::pki_types::CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+        .map(Result::unwrap)
+        .collect();
+    let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).unwrap();
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}/tls", l.local_addr().unwrap());
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let rec = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = l.accept().await {
+            let (acceptor, rec) = (acceptor.clone(), rec.clone());
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let mut data = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    let Ok(n) = tls.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    data.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&data).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.eq_ignore_ascii_case("content-length")
+                                    .then(|| v.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if data.len() >= end + 4 + length {
+                            rec.lock()
+                                .unwrap()
+                                .push(String::from_utf8_lossy(&data[end + 4..]).to_string());
+                            let _ = tls
+                                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                                .await;
+                            let _ = tls.shutdown().await;
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+/// A Provider reaching an HTTPS endpoint signed by a private CA: with `certSecretRef`
+/// (`ca.crt`) the notification arrives; without it the send fails on the certificate and the
+/// failure is recorded on the Alert.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn providers_trust_the_ca_of_cert_secret_ref() {
+    let env = start(Default::default()).await;
+    let (ca, cert, key) = test_certificates();
+    let (url, seen) = tls_sink(&cert, &key).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("ca.crt");
+    std::fs::write(&ca_file, &ca).unwrap();
+    env.server.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "sink-ca",
+        "-n",
+        NS,
+        &format!("--from-file=ca.crt={}", ca_file.display()),
+    ]);
+    env.apply(&format!(
+        r#"apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Provider
+metadata: {{name: trusted, namespace: {NS}}}
+spec: {{type: generic, address: "{url}", certSecretRef: {{name: sink-ca}}}}
+---
+apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Provider
+metadata: {{name: untrusted, namespace: {NS}}}
+spec: {{type: generic, address: "{url}", timeout: 3s}}
+---
+apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Alert
+metadata: {{name: trusted, namespace: {NS}}}
+spec:
+  providerRef: {{name: trusted}}
+  eventSources: [{{kind: GitRepository, name: trusted}}]
+---
+apiVersion: notification.toolkit.fluxcd.io/v1beta3
+kind: Alert
+metadata: {{name: untrusted, namespace: {NS}}}
+spec:
+  providerRef: {{name: untrusted}}
+  eventSources: [{{kind: GitRepository, name: untrusted}}]
+"#
+    ));
+    env.settle().await;
+    let mut e = base_event();
+    e["involvedObject"]["kind"] = json!("GitRepository");
+    e["involvedObject"]["name"] = json!("trusted");
+    assert_eq!(env.post_event(&e).await, 202);
+    let mut arrived = Vec::new();
+    for _ in 0..100 {
+        arrived = seen.lock().unwrap().clone();
+        if !arrived.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(arrived.len(), 1, "delivered over TLS with the CA");
+    assert!(
+        arrived[0].contains("\"name\":\"trusted\""),
+        "{}",
+        arrived[0]
+    );
+
+    e["involvedObject"]["name"] = json!("untrusted");
+    assert_eq!(env.post_event(&e).await, 202);
+    let mut failed = Vec::new();
+    for _ in 0..200 {
+        failed = env.alert_events("untrusted");
+        if !failed.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].0, "NotificationDispatchFailed");
+    assert!(
+        failed[0].1.starts_with(&format!("failed to send notification for GitRepository/foo-ns/untrusted: postMessage failed: failed to execute request: POST {url} giving up after 1 attempt(s): ")),
+        "not retried: {}",
+        failed[0].1
+    );
+    assert!(failed[0].1.contains("certificate"), "{}", failed[0].1);
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "nothing reached the sink without the CA"
+    );
+}

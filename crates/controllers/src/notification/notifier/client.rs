@@ -139,15 +139,15 @@ impl<'a> Post<'a> {
                         retry_after.filter(|_| status == 429 || status == 503),
                     )
                 }
-                Err(e) => (!e.is_builder(), Some(chain(&e)), None),
+                Err(e) => {
+                    let text = chain(&e);
+                    // As go-retryablehttp: a request that cannot be built or a certificate
+                    // that is not trusted will not get better by retrying.
+                    let retry = !e.is_builder() && !text.contains("certificate");
+                    (retry, Some(text), None)
+                }
             };
-            if !retry {
-                return Err(format!(
-                    "failed to execute request: {}",
-                    last_error.unwrap_or_default()
-                ));
-            }
-            if attempt > RETRIES {
+            if !retry || attempt > RETRIES {
                 let mut text = format!(
                     "failed to execute request: {} {} giving up after {attempt} attempt(s)",
                     self.method,
