@@ -8,7 +8,7 @@ use serde_json::json;
 use tidegate_api::event::Event;
 
 use super::Settings;
-use super::git::{api_error, call, commit_sha, name_and_description, parse_address, state};
+use super::git::{commit_sha, get_json, name_and_description, parse_address, state, write};
 
 /// An Azure DevOps repository client.
 pub struct AzureDevOps {
@@ -61,16 +61,13 @@ impl AzureDevOps {
             ("Accept", "application/json;api-version=6.0".to_string()),
             ("X-TFS-FedAuthRedirect", "Suppress".to_string()),
         ];
-        let (code, body) = call(&self.s.http, Method::GET, &url, &headers, None)
-            .await
-            .map_err(|e| format!("could not list commit statuses: {e}"))?;
-        if !(200..300).contains(&code) {
-            return Err(format!(
-                "could not list commit statuses: {}",
-                api_error("GET", &url, code, &body)
-            ));
-        }
-        let listed: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let listed = get_json(
+            &self.s.http,
+            &url,
+            &headers,
+            "could not list commit statuses",
+        )
+        .await?;
         let first = listed["value"].as_array().and_then(|items| {
             items.iter().find(|s| {
                 s["context"]["name"] == self.s.commit_status.as_str()
@@ -84,22 +81,8 @@ impl AzureDevOps {
             return Ok(());
         }
         let payload = json!({"context": {"genre": genre, "name": self.s.commit_status}, "description": description, "state": state});
-        let (code, body) = call(
-            &self.s.http,
-            Method::POST,
-            &url,
-            &headers,
-            Some(super::marshal(&payload)?),
-        )
-        .await
-        .map_err(|e| format!("could not create commit status: {e}"))?;
-        if (200..300).contains(&code) {
-            Ok(())
-        } else {
-            Err(format!(
-                "could not create commit status: {}",
-                api_error("POST", &url, code, &body)
-            ))
-        }
+        let body = super::marshal(&payload)?;
+        let what = Some("could not create commit status");
+        write(&self.s.http, Method::POST, &url, &headers, body, what, true).await
     }
 }

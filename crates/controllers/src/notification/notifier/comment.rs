@@ -9,7 +9,7 @@ use serde_json::Value;
 use tidegate_api::event::Event;
 
 use super::Settings;
-use super::git::{api_error, call, owner_repo, parse_address};
+use super::git::{get_json, owner_repo, parse_address, write};
 
 /// Which forge.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -112,16 +112,6 @@ impl Comments {
         (marker, text)
     }
 
-    async fn get(&self, url: &str, what: &str) -> Result<Value, String> {
-        let (code, body) = call(&self.s.http, Method::GET, url, &self.headers, None)
-            .await
-            .map_err(|e| format!("{what}: {e}"))?;
-        if !(200..300).contains(&code) {
-            return Err(format!("{what}: {}", api_error("GET", url, code, &body)));
-        }
-        serde_json::from_slice(&body).map_err(|e| format!("{what}: {e}"))
-    }
-
     /// Creates or updates the comment for the event's change request.
     pub async fn post(&self, event: &Event) -> Result<(), String> {
         let Some(number) = event.metadata.get("change_request") else {
@@ -137,12 +127,9 @@ impl Comments {
                 "invalid \"change_request\" metadata value \"{number}\": {func}: parsing \"{number}\": invalid syntax"
             )
         })?;
-        let user = self
-            .get(
-                &format!("{}/user", self.api),
-                "failed to get authenticated user info",
-            )
-            .await?;
+        let user_url = format!("{}/user", self.api);
+        let what = "failed to get authenticated user info";
+        let user = get_json(&self.s.http, &user_url, &self.headers, what).await?;
         let me = match self.forge {
             Forge::GitLab => user["username"].as_str(),
             _ => user["login"].as_str(),
@@ -176,7 +163,8 @@ impl Comments {
                 "merge request note",
             ),
         };
-        let listed = self.get(&list, &format!("failed to list {noun}s")).await?;
+        let what = format!("failed to list {noun}s");
+        let listed = get_json(&self.s.http, &list, &self.headers, &what).await?;
         let existing = listed.as_array().and_then(|items| {
             items.iter().find(|c| {
                 c.pointer(author).and_then(Value::as_str) == Some(me.as_str())
@@ -219,22 +207,15 @@ impl Comments {
             ),
         };
         let what = format!("failed to {verb} {noun}");
-        let (code, answer) = call(
+        write(
             &self.s.http,
-            method.clone(),
+            method,
             &url,
             &self.headers,
-            Some(body),
+            body,
+            Some(&what),
+            true,
         )
         .await
-        .map_err(|e| format!("{what}: {e}"))?;
-        if (200..300).contains(&code) {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what}: {}",
-                api_error(method.as_str(), &url, code, &answer)
-            ))
-        }
     }
 }

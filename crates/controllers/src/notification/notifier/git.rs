@@ -172,6 +172,48 @@ pub async fn call(
     Ok((status, body.to_vec()))
 }
 
+/// A GET that must answer 2xx with JSON (a body that is not JSON reads as `null`, as the
+/// SDKs' lenient decoding leaves an empty list); failures are prefixed with `what`.
+pub async fn get_json(
+    http: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, String)],
+    what: &str,
+) -> Result<serde_json::Value, String> {
+    let (code, body) = call(http, reqwest::Method::GET, url, headers, None)
+        .await
+        .map_err(|e| format!("{what}: {e}"))?;
+    if !(200..300).contains(&code) {
+        return Err(format!("{what}: {}", api_error("GET", url, code, &body)));
+    }
+    Ok(serde_json::from_slice(&body).unwrap_or_default())
+}
+
+/// A write (`POST`, `PATCH`, `PUT`) of `body` that must answer 2xx (go-github also refuses
+/// 202: `accept_202` false); failures are prefixed with `what` when given.
+pub async fn write(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    headers: &[(&str, String)],
+    body: String,
+    what: Option<&str>,
+    accept_202: bool,
+) -> Result<(), String> {
+    let prefix = |e: String| match what {
+        Some(w) => format!("{w}: {e}"),
+        None => e,
+    };
+    let (code, answer) = call(http, method.clone(), url, headers, Some(body))
+        .await
+        .map_err(prefix)?;
+    if (200..300).contains(&code) && (accept_202 || code != 202) {
+        Ok(())
+    } else {
+        Err(prefix(api_error(method.as_str(), url, code, &answer)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use serde_json::json;
 use tidegate_api::event::Event;
 
 use super::Settings;
-use super::git::{api_error, call, commit_sha, name_and_description, owner_repo, parse_address};
+use super::git::{commit_sha, get_json, name_and_description, owner_repo, parse_address, write};
 
 /// A Gitea repository client.
 pub struct Gitea {
@@ -56,17 +56,14 @@ impl Gitea {
         let headers = [("Authorization", format!("token {}", self.token))];
         let base = format!("{}/repos/{}/{}", self.api, self.owner, self.repo);
         let list = format!("{base}/commits/{sha}/statuses?limit=50&page=1");
-        let (code, body) = call(&self.s.http, Method::GET, &list, &headers, None)
-            .await
-            .map_err(|e| format!("could not list commit statuses: {e}"))?;
-        if !(200..300).contains(&code) {
-            return Err(format!(
-                "could not list commit statuses: {}",
-                api_error("GET", &list, code, &body)
-            ));
-        }
-        let existing: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
-        let newest = existing.iter().find(|s| {
+        let existing = get_json(
+            &self.s.http,
+            &list,
+            &headers,
+            "could not list commit statuses",
+        )
+        .await?;
+        let newest = existing.as_array().into_iter().flatten().find(|s| {
             s["context"].as_str() == Some(self.s.commit_status.as_str())
                 && s["status"].as_str().is_some_and(|v| !v.is_empty())
                 && s["description"].as_str().is_some_and(|v| !v.is_empty())
@@ -79,18 +76,16 @@ impl Gitea {
         }
         let create = format!("{base}/statuses/{sha}");
         let payload = json!({"state": state, "target_url": "", "description": description, "context": self.s.commit_status});
-        let (code, body) = call(
+        let body = super::marshal(&payload)?;
+        write(
             &self.s.http,
             Method::POST,
             &create,
             &headers,
-            Some(super::marshal(&payload)?),
+            body,
+            None,
+            true,
         )
-        .await?;
-        if (200..300).contains(&code) {
-            Ok(())
-        } else {
-            Err(api_error("POST", &create, code, &body))
-        }
+        .await
     }
 }

@@ -8,7 +8,7 @@ use tidegate_api::event::Event;
 
 use super::Settings;
 use super::git::{
-    api_error, call, commit_sha, name_and_description, owner_repo, parse_address, state,
+    commit_sha, get_json, name_and_description, owner_repo, parse_address, state, write,
 };
 
 /// The REST API of a GitHub host: `api.github.com` for github.com, else GitHub Enterprise's
@@ -88,18 +88,17 @@ impl GitHub {
         let (_, description) = name_and_description(event);
         let base = format!("{}/repos/{}/{}", self.api, self.owner, self.repo);
         let list = format!("{base}/commits/{sha}/statuses?per_page=50");
-        let (code, body) = call(&self.s.http, Method::GET, &list, &self.headers(), None)
-            .await
-            .map_err(|e| format!("could not list commit statuses: {e}"))?;
-        if !(200..300).contains(&code) {
-            return Err(format!(
-                "could not list commit statuses: {}",
-                api_error("GET", &list, code, &body)
-            ));
-        }
-        let existing: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
+        let existing = get_json(
+            &self.s.http,
+            &list,
+            &self.headers(),
+            "could not list commit statuses",
+        )
+        .await?;
         let newest = existing
-            .iter()
+            .as_array()
+            .into_iter()
+            .flatten()
             .filter(|s| s["state"].is_string() && s["description"].is_string())
             .find(|s| s["context"].as_str() == Some(self.s.commit_status.as_str()));
         if let Some(s) = newest
@@ -115,23 +114,17 @@ impl GitHub {
             "{}\n",
             serde_json::to_string(&payload).map_err(|e| e.to_string())?
         );
-        let (code, body) = call(
+        let what = Some("could not create commit status");
+        write(
             &self.s.http,
             Method::POST,
             &create,
             &self.headers(),
-            Some(text),
+            text,
+            what,
+            false,
         )
         .await
-        .map_err(|e| format!("could not create commit status: {e}"))?;
-        if (200..300).contains(&code) && code != 202 {
-            Ok(())
-        } else {
-            Err(format!(
-                "could not create commit status: {}",
-                api_error("POST", &create, code, &body)
-            ))
-        }
     }
 
     /// Sends a `repository_dispatch` event: `event_type` `Kind/name.namespace`, the event as
@@ -145,22 +138,16 @@ impl GitHub {
                 .map_err(|e| e.to_string())?
         );
         let url = format!("{}/repos/{}/{}/dispatches", self.api, self.owner, self.repo);
-        let (code, answer) = call(
+        let what = Some("could not send github repository dispatch webhook");
+        write(
             &self.s.http,
             Method::POST,
             &url,
             &self.headers(),
-            Some(body),
+            body,
+            what,
+            false,
         )
         .await
-        .map_err(|e| format!("could not send github repository dispatch webhook: {e}"))?;
-        if (200..300).contains(&code) && code != 202 {
-            Ok(())
-        } else {
-            Err(format!(
-                "could not send github repository dispatch webhook: {}",
-                api_error("POST", &url, code, &answer)
-            ))
-        }
     }
 }

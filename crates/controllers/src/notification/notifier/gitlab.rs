@@ -6,7 +6,7 @@ use serde_json::json;
 use tidegate_api::event::Event;
 
 use super::Settings;
-use super::git::{api_error, call, commit_sha, name_and_description, parse_address, state};
+use super::git::{commit_sha, get_json, name_and_description, parse_address, state, write};
 
 /// A GitLab project client.
 pub struct GitLab {
@@ -70,17 +70,14 @@ impl GitLab {
             "{}/projects/{}/repository/commits/{sha}/statuses?name={name}",
             self.api, self.project
         );
-        let (code, body) = call(&self.s.http, Method::GET, &list, &headers, None)
-            .await
-            .map_err(|e| format!("unable to list commit status: {e}"))?;
-        if !(200..300).contains(&code) {
-            return Err(format!(
-                "unable to list commit status: {}",
-                api_error("GET", &list, code, &body)
-            ));
-        }
-        let existing: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
-        if existing.iter().any(|s| {
+        let existing = get_json(
+            &self.s.http,
+            &list,
+            &headers,
+            "unable to list commit status",
+        )
+        .await?;
+        if existing.as_array().into_iter().flatten().any(|s| {
             s["sha"] == sha.as_str()
                 && s["status"] == state
                 && s["description"] == description.as_str()
@@ -91,18 +88,16 @@ impl GitLab {
         let create = format!("{}/projects/{}/statuses/{sha}", self.api, self.project);
         let payload =
             json!({"state": state, "name": self.s.commit_status, "description": description});
-        let (code, body) = call(
+        let body = super::marshal(&payload)?;
+        write(
             &self.s.http,
             Method::POST,
             &create,
             &headers,
-            Some(super::marshal(&payload)?),
+            body,
+            None,
+            true,
         )
-        .await?;
-        if (200..300).contains(&code) {
-            Ok(())
-        } else {
-            Err(api_error("POST", &create, code, &body))
-        }
+        .await
     }
 }
