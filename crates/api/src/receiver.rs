@@ -53,10 +53,67 @@ pub struct ReceiverSpec {
     pub secret_ref: Option<LocalObjectReference>,
     /// OIDC providers (`generic-oidc`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub oidc_providers: Vec<serde_json::Value>,
+    pub oidc_providers: Vec<OidcProvider>,
     /// Stop handling requests.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub suspend: bool,
+}
+
+/// The audience a `generic-oidc` token must carry when `audience` is not set.
+pub const DEFAULT_OIDC_AUDIENCE: &str = "notification-controller";
+
+/// An OIDC issuer whose tokens a `generic-oidc` Receiver accepts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OidcProvider {
+    /// The issuer (discovery at `<issuerURL>/.well-known/openid-configuration`; must equal
+    /// the token's `iss`).
+    #[serde(rename = "issuerURL", default)]
+    pub issuer_url: String,
+    /// The `aud` the token must carry (default `notification-controller`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub audience: String,
+    /// Named CEL expressions over `claims` and earlier `vars`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<OidcVariable>,
+    /// CEL conditions over `claims` and `vars`, all of which must hold.
+    #[serde(default)]
+    pub validations: Vec<OidcValidation>,
+}
+
+impl OidcProvider {
+    /// The audience to require.
+    pub fn audience(&self) -> &str {
+        if self.audience.is_empty() {
+            DEFAULT_OIDC_AUDIENCE
+        } else {
+            &self.audience
+        }
+    }
+}
+
+/// A named CEL expression of an [`OidcProvider`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OidcVariable {
+    /// The name (`vars.<name>`).
+    #[serde(default)]
+    pub name: String,
+    /// The expression.
+    #[serde(default)]
+    pub expression: String,
+}
+
+/// A CEL condition of an [`OidcProvider`] and the message given when it fails.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OidcValidation {
+    /// A boolean expression.
+    #[serde(default)]
+    pub expression: String,
+    /// What a failure says.
+    #[serde(default)]
+    pub message: String,
 }
 
 /// An object a Receiver reconciles.

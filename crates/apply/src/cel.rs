@@ -58,6 +58,18 @@ impl Expression {
         }
     }
 
+    /// Evaluates as [`Expression::evaluate_bool`] does, giving the result as JSON (what Go's
+    /// `Evaluate` hands back as a native value); a result JSON cannot hold is an error.
+    pub fn evaluate_json(&self, variables: &Map<String, Value>) -> Result<Value, String> {
+        let result = self.execute(variables)?;
+        result.json().map_err(|e| {
+            format!(
+                "failed to evaluate the CEL expression '{}': {e}",
+                self.source
+            )
+        })
+    }
+
     fn execute(&self, variables: &Map<String, Value>) -> Result<tidegate_core::cel::Value, String> {
         let failed = |e: &dyn std::fmt::Display| {
             format!(

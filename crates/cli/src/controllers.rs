@@ -338,6 +338,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             namespace: namespace_watcher.clone(),
             watch_label_selector: selector.map(str::to_string),
             no_cross_namespace_refs: args.no_cross_namespace_refs,
+            google_certs: Default::default(),
         },
         receiver_listener: if args.components.iter().any(|c| c == NOTIFICATION) {
             let addr = listen_addr(&args.receiver_addr)?;

@@ -23,6 +23,19 @@ pub fn write_string(out: &mut String, s: &str, escape_html: bool) {
     out.push('"');
 }
 
+/// The name Go's `encoding/json` gives the kind of a JSON value in its errors (`json: cannot
+/// unmarshal array into Go value of type …`).
+pub fn kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::Bool(_) => "bool",
+        serde_json::Value::Object(_) => "object",
+        serde_json::Value::Null => "null",
+    }
+}
+
 /// `v` as Go's `json.Marshal` writes it (compact, HTML characters escaped). Objects keep the
 /// order they have, so a struct serialized through serde comes out in declaration order and a
 /// `BTreeMap` sorted, as Go writes structs and maps.

@@ -85,22 +85,12 @@ fn from_yaml(value: &[u8]) -> Result<Vec<Map<String, Value>>, String> {
                 return Err(format!(
                     "failed to unmarshal the {} yaml document: cannot unmarshal {} into an object",
                     ordinal(i + 1),
-                    json_kind(&other)
+                    tidegate_core::gojson::kind(&other)
                 ));
             }
         }
     }
     Ok(out)
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Array(_) => "array",
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        Value::Bool(_) => "bool",
-        _ => "value",
-    }
 }
 
 /// `1st`, `2nd`, `3rd`, `4th`, `11th`, `21st`, … (Cluster API's `util.Ordinalize`).

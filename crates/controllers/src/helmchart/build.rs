@@ -252,19 +252,9 @@ pub(super) fn read_values_file(
         Ok(serde_json::Value::Null) => Ok(serde_json::Map::new()),
         Ok(other) => Err(format!(
             "unmarshaling values from '{path}' failed: error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            go_kind(&other)
+            tidegate_core::gojson::kind(&other)
         )),
         Err(e) => Err(format!("unmarshaling values from '{path}' failed: {e}")),
-    }
-}
-
-fn go_kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Array(_) => "array",
-        serde_json::Value::String(_) => "string",
-        serde_json::Value::Number(_) => "number",
-        serde_json::Value::Bool(_) => "bool",
-        _ => "value",
     }
 }
 

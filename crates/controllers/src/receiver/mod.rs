@@ -3,6 +3,10 @@
 //! as the Receiver's type says and asks the named objects to reconcile now
 //! (`reconcile.fluxcd.io/requestedAt`).
 
+mod cdevents;
+pub mod gcr;
+mod jwt;
+mod oidc;
 mod reconcile;
 mod server;
 mod validate;
@@ -32,6 +36,8 @@ pub struct Options {
     pub watch_label_selector: Option<String>,
     /// Refuse resources in other namespaces (`--no-cross-namespace-refs`).
     pub no_cross_namespace_refs: bool,
+    /// Where `gcr` Receivers read Google's signing keys (Google's own by default).
+    pub google_certs: gcr::GoogleCerts,
 }
 
 /// What the reconciles and the server share.

@@ -2,6 +2,7 @@
 //! checked (a bad one stalls), the token read from the Secret, `status.webhookPath` set and
 //! Ready, then requeued after the interval.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -76,10 +77,29 @@ fn invalid(obj: &Receiver) -> Option<(&'static str, String)> {
     Some((VALIDATION_FAILED_REASON, message.to_string()))
 }
 
-/// The Receiver's token: the Secret's `token` (empty for `generic-oidc`, which has none).
-pub async fn token(client: &kube::Client, obj: &Receiver) -> Result<String, String> {
+/// Flux's checks of `oidcProviders` after the cross-field rules: the schema's constraints
+/// (`ValidationFailed`), then every CEL expression compiled (`InvalidCELExpression`).
+fn invalid_oidc(obj: &Receiver) -> Option<(&'static str, String)> {
+    let providers = &obj.spec.oidc_providers;
+    if providers.is_empty() {
+        return None;
+    }
+    if let Err(e) = super::oidc::validate_spec(providers) {
+        return Some((VALIDATION_FAILED_REASON, e));
+    }
+    super::oidc::compile_spec(providers)
+        .err()
+        .map(|e| (crate::shared::INVALID_CEL_EXPRESSION, e))
+}
+
+/// The data of the Receiver's Secret (`None` for `generic-oidc`, which has none); a missing
+/// Secret or one without `token` is an error worded as Flux words it.
+pub async fn secret_data(
+    client: &kube::Client,
+    obj: &Receiver,
+) -> Result<Option<BTreeMap<String, Vec<u8>>>, String> {
     let Some(secret_ref) = &obj.spec.secret_ref else {
-        return Ok(String::new());
+        return Ok(None);
     };
     let ns = obj.namespace().unwrap_or_default();
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
@@ -90,13 +110,30 @@ pub async fn token(client: &kube::Client, obj: &Receiver) -> Result<String, Stri
             describe(&e)
         )
     })?;
-    match secret.data.as_ref().and_then(|d| d.get("token")) {
-        Some(t) => Ok(String::from_utf8_lossy(&t.0).into_owned()),
-        None => Err(format!(
+    let data: BTreeMap<String, Vec<u8>> = secret
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.0))
+        .collect();
+    if !data.contains_key("token") {
+        return Err(format!(
             "invalid '{ns}/{}' secret data: required fields 'token'",
             secret_ref.name
-        )),
+        ));
     }
+    Ok(Some(data))
+}
+
+/// The Receiver's token: the Secret's `token` (empty for `generic-oidc`, which has none).
+pub async fn token(client: &kube::Client, obj: &Receiver) -> Result<String, String> {
+    Ok(secret_data(client, obj)
+        .await?
+        .and_then(|d| {
+            d.get("token")
+                .map(|t| String::from_utf8_lossy(t).into_owned())
+        })
+        .unwrap_or_default())
 }
 
 pub(super) async fn reconcile(obj: &Receiver, ctx: &Context) -> Result<Action, ReconcileError> {
@@ -133,7 +170,7 @@ pub(super) async fn reconcile(obj: &Receiver, ctx: &Context) -> Result<Action, R
     {
         status.last_handled_reconcile_at = Some(token.clone());
     }
-    if let Some((reason, message)) = invalid(obj) {
+    if let Some((reason, message)) = invalid(obj).or_else(|| invalid_oidc(obj)) {
         let message = format!("{}: {message}", crate::shared::TERMINAL_ERROR_MESSAGE);
         conditions::set(
             &mut status.conditions,

@@ -41,6 +41,12 @@ fn default_api_version(kind: &str) -> Option<&'static str> {
 struct Server {
     ctx: Arc<Context>,
     resolver: Resolver,
+    /// For fetching OIDC discovery documents and signing keys.
+    http: reqwest::Client,
+    /// OIDC issuers seen by `generic-oidc` Receivers.
+    issuers: super::oidc::Issuers,
+    /// Google's signing keys for `gcr` Receivers.
+    google_keys: super::jwt::KeySets,
 }
 
 /// The router: every method on `/hook/…`.
@@ -48,6 +54,9 @@ pub fn router(ctx: Arc<Context>) -> axum::Router {
     let state = Arc::new(Server {
         resolver: Resolver::new(ctx.client.clone()),
         ctx,
+        http: tidegate_source::tls::http_client(),
+        issuers: Default::default(),
+        google_keys: Default::default(),
     });
     axum::Router::new()
         .route("/hook/{*digest}", axum::routing::any(handle))
@@ -92,22 +101,71 @@ async fn handle(
         );
         return StatusCode::SERVICE_UNAVAILABLE;
     }
-    let token = match super::reconcile::token(&s.ctx.client, &receiver).await {
-        Ok(t) => t,
+    let secret = match super::reconcile::secret_data(&s.ctx.client, &receiver).await {
+        Ok(d) => d,
         Err(e) => {
             tracing::error!(namespace = ns, name, error = %e, "unable to validate payload");
             return StatusCode::BAD_REQUEST;
         }
     };
+    let value = |key: &str| {
+        secret
+            .as_ref()
+            .and_then(|d| d.get(key))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .unwrap_or_default()
+    };
+    let authorization = headers
+        .get("Authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let mut claims = None;
+    let mut body = body.to_vec();
+    let validated = match receiver.spec.type_.as_str() {
+        "generic-oidc" => super::oidc::validate(
+            &s.issuers,
+            &s.http,
+            &receiver.spec.oidc_providers,
+            authorization,
+        )
+        .await
+        .map(|c| claims = Some(Value::Object(c))),
+        "gcr" if secret.is_none() => Err("secretRef is required for GCR receivers".into()),
+        "gcr" => {
+            let (email, audience) = (value("email"), value("audience"));
+            super::gcr::validate(
+                &s.google_keys,
+                &s.http,
+                &s.ctx.options.google_certs,
+                super::gcr::Expected {
+                    email: &email,
+                    audience: &audience,
+                },
+                authorization,
+                &body,
+            )
+            .await
+            .map(|unwrapped| body = unwrapped)
+        }
+        other => validate(
+            other,
+            &value("token"),
+            &receiver.spec.events,
+            &Request {
+                headers: &headers,
+                body: &body,
+            },
+        ),
+    };
+    if let Err(e) = validated {
+        tracing::error!(namespace = ns, name, error = %e, "unable to validate payload");
+        return StatusCode::BAD_REQUEST;
+    }
     let req = Request {
         headers: &headers,
         body: &body,
     };
-    if let Err(e) = validate(&receiver.spec.type_, &token, &receiver.spec.events, &req) {
-        tracing::error!(namespace = ns, name, error = %e, "unable to validate payload");
-        return StatusCode::BAD_REQUEST;
-    }
-    let filters = match Filters::new(&receiver, &req) {
+    let filters = match Filters::new(&receiver, &req, claims) {
         Ok(f) => f,
         Err(e) => {
             tracing::error!(namespace = ns, name, error = %e, "unable to create resource filters");
@@ -128,15 +186,21 @@ async fn handle(
     }
 }
 
-/// The CEL filters of a Receiver, with the request body as `req`.
+/// The CEL filters of a Receiver, with the request body as `req` and, for `generic-oidc`,
+/// the verified token claims as `claims`.
 struct Filters {
     top: Option<Expression>,
     each: Vec<Option<Expression>>,
     req: Value,
+    claims: Option<Value>,
 }
 
 impl Filters {
-    fn new(receiver: &Receiver, request: &Request<'_>) -> Result<Filters, String> {
+    fn new(
+        receiver: &Receiver,
+        request: &Request<'_>,
+        claims: Option<Value>,
+    ) -> Result<Filters, String> {
         let parse = |f: &Option<String>| -> Result<Option<Expression>, String> {
             match f.as_deref().filter(|f| !f.is_empty()) {
                 Some(f) => Expression::parse(f).map(Some),
@@ -162,7 +226,12 @@ impl Filters {
         } else {
             json!({})
         };
-        Ok(Filters { top, each, req })
+        Ok(Filters {
+            top,
+            each,
+            req,
+            claims,
+        })
     }
 
     /// Whether the object passes the Receiver's filter and the resource's.
@@ -170,6 +239,9 @@ impl Filters {
         let mut vars = Map::new();
         vars.insert("res".into(), object.clone());
         vars.insert("req".into(), self.req.clone());
+        if let Some(c) = &self.claims {
+            vars.insert("claims".into(), c.clone());
+        }
         for f in [self.top.as_ref(), self.each.get(i).and_then(Option::as_ref)]
             .into_iter()
             .flatten()

@@ -192,9 +192,8 @@ pub fn validate(
         "acr" => {
             decode_object(req.body).map_err(|e| format!("cannot decode ACR webhook payload: {e}"))
         }
-        other => Err(format!(
-            "receiver type {other:?} is not supported by Tidegate yet"
-        )),
+        "cdevents" => super::cdevents::validate(req.body, &header("Ce-Type"), events),
+        other => Err(format!("recevier type {other:?} not supported")),
     }
 }
 
@@ -205,13 +204,7 @@ fn decode_object(body: &[u8]) -> Result<(), String> {
         Some(Ok(serde_json::Value::Object(_))) => Ok(()),
         Some(Ok(other)) => Err(format!(
             "json: cannot unmarshal {} into Go value of type server.payload",
-            match other {
-                serde_json::Value::Array(_) => "array",
-                serde_json::Value::String(_) => "string",
-                serde_json::Value::Number(_) => "number",
-                serde_json::Value::Bool(_) => "bool",
-                _ => "null",
-            }
+            tidegate_core::gojson::kind(&other)
         )),
         Some(Err(e)) => Err(e.to_string()),
         None => Err("EOF".into()),

@@ -3,7 +3,10 @@
 //! oversized requests with Flux's status codes, annotating the named objects only when the
 //! request is genuine.
 
+#[path = "../source_support/mod.rs"]
 mod source_support;
+
+mod tokens;
 
 use std::time::Duration;
 
@@ -65,6 +68,10 @@ impl Env {
 }
 
 async fn start() -> Env {
+    start_with(Default::default()).await
+}
+
+async fn start_with(options: tidegate_controllers::receiver::Options) -> Env {
     let server = common::start().await;
     server.ok_stdin(
         &["apply", "--server-side", "-f", "-"],
@@ -125,7 +132,7 @@ spec: {interval: 1h, path: ./, prune: true, suspend: true, sourceRef: {kind: Git
     tokio::spawn(tidegate_controllers::receiver::run(
         client,
         tidegate_controllers::metrics::Metrics::new(),
-        Default::default(),
+        options,
         Some(listener),
         async {
             let _ = rx.await;
