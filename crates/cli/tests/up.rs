@@ -592,21 +592,62 @@ fn flux_verbs_tree_and_stats_against_up() {
         .map(str::trim)
         .collect();
     assert_eq!(header, ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]);
+    // The apply message's lines continue under the row that starts it.
+    let progressing: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !(l.contains("Kustomization/apps-staging") && l.contains("Progressing")))
+        .take_while(|l| l.contains("Progressing") || l.starts_with(' '))
+        .collect();
     assert!(
-        out.lines().any(|l| l.contains("Kustomization/apps-staging")
-            && l.contains("Deployment/staging/podinfo created")),
+        progressing.iter().any(|l| l
+            .trim_start()
+            .ends_with("Deployment/staging/podinfo created")),
         "{out}"
     );
+    // Flux's --for also shows the events of the object's source; a multi-line message
+    // continues on lines of its own with the other columns blank.
     assert!(
         out.lines()
             .skip(1)
-            .all(|l| l.contains("Kustomization/apps-staging")),
+            .all(|l| l.contains("Kustomization/apps-staging")
+                || l.contains("GitRepository/flux-system")
+                || l.starts_with(' ')),
         "{out}"
     );
+    assert!(out.contains("GitRepository/flux-system"), "{out}");
     let (code, out, _) = tidegate(&kc, &["events"]);
     assert_eq!(code, 0);
     assert!(
         out.contains("GitRepository/flux-system") && out.contains("NewArtifact"),
+        "{out}"
+    );
+    let (code, out, err) = tidegate(&kc, &["events", "--for", "Receiver/example"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines().skip(1).any(|l| l.contains("Receiver/example")
+            && l.contains("Succeeded")
+            && l.contains("Reconciliation finished")),
+        "{out}"
+    );
+    let (code, _, err) = tidegate(&kc, &["events", "--for", "Deployment/podinfo"]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("'Deployment' is not a recognized Flux kind"),
+        "{err}"
+    );
+    let (code, _, err) = tidegate(&kc, &["events", "--types", "Fatal"]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("type 'Fatal' not supported. Supported types are Normal, Warning"),
+        "{err}"
+    );
+    let (code, out, err) = tidegate(&kc, &["events", "-A", "--types", "normal"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("NAMESPACE"), "{out}");
+    assert!(
+        out.lines()
+            .skip(1)
+            .all(|l| l.starts_with(' ') || l.contains("Normal")),
         "{out}"
     );
     let (code, out, err) = tidegate(&kc, &["trace", "deployment", "podinfo", "-n", "staging"]);

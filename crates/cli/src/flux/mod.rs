@@ -161,12 +161,26 @@ pub fn api_error(e: &kube::Error) -> anyhow::Error {
 }
 
 /// Formats a table as Flux's printer does: left-aligned columns separated by a tab, every
-/// column but the last padded to its widest cell.
+/// column but the last padded to its widest cell; a cell with line breaks takes as many lines,
+/// the row's other cells blank below their first line (tablewriter's layout).
 pub fn format_table(lines: &[Vec<String>]) -> String {
     let columns = lines.first().map_or(0, Vec::len);
+    let mut physical: Vec<Vec<&str>> = Vec::new();
+    for l in lines {
+        let pieces: Vec<Vec<&str>> = l.iter().map(|c| c.split('\n').collect()).collect();
+        let height = pieces.iter().map(Vec::len).max().unwrap_or(1);
+        for k in 0..height {
+            physical.push(
+                pieces
+                    .iter()
+                    .map(|p| p.get(k).copied().unwrap_or(""))
+                    .collect(),
+            );
+        }
+    }
     let widths: Vec<usize> = (0..columns)
         .map(|i| {
-            lines
+            physical
                 .iter()
                 .map(|l| l.get(i).map_or(0, |c| c.chars().count()))
                 .max()
@@ -174,13 +188,13 @@ pub fn format_table(lines: &[Vec<String>]) -> String {
         })
         .collect();
     let mut out = String::new();
-    for l in lines {
+    for l in &physical {
         let cells: Vec<String> = l
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 if i + 1 == columns {
-                    c.clone()
+                    c.to_string()
                 } else {
                     format!("{c:<w$}", w = widths.get(i).copied().unwrap_or(0))
                 }
