@@ -156,11 +156,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let flux: Vec<String> = args
         .components
         .iter()
-        .filter(|c| *c != CRS && *c != NOTIFICATION)
+        .filter(|c| *c != CRS)
         .cloned()
         .collect();
-    crate::install::check_components(&flux)
-        .map_err(|e| anyhow::anyhow!("{e} (or {CRS}, {NOTIFICATION})"))?;
+    crate::install::check_components(&flux).map_err(|e| anyhow::anyhow!("{e} (or {CRS})"))?;
     let selector = args
         .watch_label_selector
         .as_deref()

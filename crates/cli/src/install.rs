@@ -5,7 +5,7 @@
 use serde_json::Value;
 use tidegate_apply::{ResourceManager, WaitOptions};
 
-use crate::controllers::{HELM, KUSTOMIZE, SOURCE, WATCHER};
+use crate::controllers::{HELM, KUSTOMIZE, NOTIFICATION, SOURCE, WATCHER};
 use crate::flux::{Global, action, success, waiting};
 
 /// The controllers' image.
@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "source-controller,kustomize-controller,helm-controller"
+        default_value = "source-controller,kustomize-controller,helm-controller,notification-controller"
     )]
     components: Vec<String>,
     #[command(flatten)]
@@ -79,6 +79,56 @@ metadata:
     targetPort: http
 "
     );
+    let notification = components.iter().any(|c| c == NOTIFICATION);
+    // Flux's notification-controller Services: events in on :9090 (shared with the artifact
+    // server, which answers GETs), webhooks in on :9292.
+    let notification_services = format!(
+        "apiVersion: v1
+kind: Service
+metadata:
+  name: notification-controller
+  namespace: {namespace}
+  labels:
+{labels}spec:
+  type: ClusterIP
+  selector:
+    app: {DEPLOYMENT}
+  ports:
+  - name: http
+    port: 80
+    protocol: TCP
+    targetPort: http
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: webhook-receiver
+  namespace: {namespace}
+  labels:
+{labels}spec:
+  type: ClusterIP
+  selector:
+    app: {DEPLOYMENT}
+  ports:
+  - name: http
+    port: 80
+    protocol: TCP
+    targetPort: http-webhook
+"
+    );
+    let (notification_args, notification_port) = if notification {
+        (
+            "        - --events-addr=http://notification-controller.$(RUNTIME_NAMESPACE).svc.cluster.local./
+        - --receiver-addr=:9292
+",
+            "        - containerPort: 9292
+          name: http-webhook
+          protocol: TCP
+",
+        )
+    } else {
+        ("", "")
+    };
     let deployment = format!(
         "apiVersion: apps/v1
 kind: Deployment
@@ -110,7 +160,7 @@ metadata:
         - --storage-path=/data
         - --storage-addr=:9090
         - --storage-adv-addr=source-controller.$(RUNTIME_NAMESPACE).svc.cluster.local.
-        env:
+{notification_args}        env:
         - name: RUNTIME_NAMESPACE
           valueFrom:
             fieldRef:
@@ -119,7 +169,7 @@ metadata:
         - containerPort: 9090
           name: http
           protocol: TCP
-        - containerPort: 8080
+{notification_port}        - containerPort: 8080
           name: http-prom
           protocol: TCP
         - containerPort: 9440
@@ -159,21 +209,25 @@ metadata:
 ",
         components = components.join(",")
     );
-    [ns, tidegate_api::crds::stream(), rbac, service, deployment]
-        .iter()
+    let mut docs = vec![ns, tidegate_api::crds::stream(), rbac, service];
+    if notification {
+        docs.push(notification_services);
+    }
+    docs.push(deployment);
+    docs.iter()
         .map(|d| d.trim_end().to_string())
         .collect::<Vec<_>>()
         .join("\n---\n")
         + "\n"
 }
 
-/// Refuses components other than source-controller, kustomize-controller, helm-controller
-/// and source-watcher.
+/// Refuses components other than source-controller, kustomize-controller, helm-controller,
+/// notification-controller and source-watcher.
 pub fn check_components(components: &[String]) -> anyhow::Result<()> {
     for c in components {
-        if c != SOURCE && c != KUSTOMIZE && c != HELM && c != WATCHER {
+        if ![SOURCE, KUSTOMIZE, HELM, NOTIFICATION, WATCHER].contains(&c.as_str()) {
             anyhow::bail!(
-                "unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE}, {HELM}, {WATCHER})"
+                "unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE}, {HELM}, {NOTIFICATION}, {WATCHER})"
             );
         }
     }

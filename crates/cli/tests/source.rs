@@ -140,6 +140,20 @@ async fn install_export_then_controllers_reconcile_a_documented_manifest() {
         applied.contains("deployment.apps/tidegate-controllers serverside-applied"),
         "{applied}"
     );
+    for service in [
+        "source-controller",
+        "notification-controller",
+        "webhook-receiver",
+    ] {
+        assert!(
+            applied.contains(&format!("service/{service} serverside-applied")),
+            "{applied}"
+        );
+    }
+    assert!(
+        manifests.contains("- --events-addr=http://notification-controller.$(RUNTIME_NAMESPACE).svc.cluster.local./\n        - --receiver-addr=:9292\n"),
+        "{manifests}"
+    );
     assert!(applied.contains("clusterrolebinding.rbac.authorization.k8s.io/cluster-reconciler-flux-system serverside-applied"), "{applied}");
     // tidegate check: the version floor, the (simulated) controllers' Deployment, the CRDs.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

@@ -106,6 +106,16 @@ pub async fn run(a: Args) -> anyhow::Result<()> {
             true,
         ),
         (
+            resource("", "v1", "Service", "services"),
+            "notification-controller".to_string(),
+            true,
+        ),
+        (
+            resource("", "v1", "Service", "services"),
+            "webhook-receiver".to_string(),
+            true,
+        ),
+        (
             resource("", "v1", "ServiceAccount", "serviceaccounts"),
             crate::install::DEPLOYMENT.to_string(),
             true,
