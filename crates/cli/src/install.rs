@@ -61,11 +61,12 @@ subjects:
   namespace: {namespace}
 "
     );
-    let service = format!(
-        "apiVersion: v1
+    let service = |name: &str, target_port: &str| {
+        format!(
+            "apiVersion: v1
 kind: Service
 metadata:
-  name: source-controller
+  name: {name}
   namespace: {namespace}
   labels:
 {labels}spec:
@@ -76,46 +77,17 @@ metadata:
   - name: http
     port: 80
     protocol: TCP
-    targetPort: http
+    targetPort: {target_port}
 "
-    );
+        )
+    };
     let notification = components.iter().any(|c| c == NOTIFICATION);
     // Flux's notification-controller Services: events in on :9090 (shared with the artifact
     // server, which answers GETs), webhooks in on :9292.
-    let notification_services = format!(
-        "apiVersion: v1
-kind: Service
-metadata:
-  name: notification-controller
-  namespace: {namespace}
-  labels:
-{labels}spec:
-  type: ClusterIP
-  selector:
-    app: {DEPLOYMENT}
-  ports:
-  - name: http
-    port: 80
-    protocol: TCP
-    targetPort: http
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: webhook-receiver
-  namespace: {namespace}
-  labels:
-{labels}spec:
-  type: ClusterIP
-  selector:
-    app: {DEPLOYMENT}
-  ports:
-  - name: http
-    port: 80
-    protocol: TCP
-    targetPort: http-webhook
-"
-    );
+    let notification_services = [
+        service("notification-controller", "http"),
+        service("webhook-receiver", "http-webhook"),
+    ];
     let (notification_args, notification_port) = if notification {
         (
             "        - --events-addr=http://notification-controller.$(RUNTIME_NAMESPACE).svc.cluster.local./
@@ -209,9 +181,14 @@ metadata:
 ",
         components = components.join(",")
     );
-    let mut docs = vec![ns, tidegate_api::crds::stream(), rbac, service];
+    let mut docs = vec![
+        ns,
+        tidegate_api::crds::stream(),
+        rbac,
+        service("source-controller", "http"),
+    ];
     if notification {
-        docs.push(notification_services);
+        docs.extend(notification_services);
     }
     docs.push(deployment);
     docs.iter()

@@ -273,6 +273,22 @@ pub async fn notifier_for(
         Some(t) => tidegate_core::duration::parse(t).unwrap_or(DEFAULT_TIMEOUT),
         None => DEFAULT_TIMEOUT,
     };
+    let github = matches!(
+        spec.type_.as_str(),
+        "github" | "githubdispatch" | "githubpullrequestcomment"
+    );
+    if github
+        && s.token.is_empty()
+        && s.password.is_empty()
+        && notifier::github_app::wanted(&s.secret_data)
+    {
+        let slug = spec.type_ == "githubpullrequestcomment";
+        let app = notifier::github_app::token(&s.http, &s.secret_data, slug)
+            .await
+            .map_err(|e| format!("failed to initialize notifier: {e}"))?;
+        s.token = app.token;
+        s.app_slug = app.slug;
+    }
     let notifier = notifier::build(&spec.type_, s)
         .map_err(|e| format!("failed to initialize notifier: {e}"))?;
     Ok(Ready {

@@ -127,15 +127,20 @@ impl Comments {
                 "invalid \"change_request\" metadata value \"{number}\": {func}: parsing \"{number}\": invalid syntax"
             )
         })?;
-        let user_url = format!("{}/user", self.api);
-        let what = "failed to get authenticated user info";
-        let user = get_json(&self.s.http, &user_url, &self.headers, what).await?;
-        let me = match self.forge {
-            Forge::GitLab => user["username"].as_str(),
-            _ => user["login"].as_str(),
-        }
-        .unwrap_or_default()
-        .to_string();
+        let me = if self.forge == Forge::GitHub && !self.s.app_slug.is_empty() {
+            // A GitHub App's comments are written by its bot user.
+            format!("{}[bot]", self.s.app_slug)
+        } else {
+            let user_url = format!("{}/user", self.api);
+            let what = "failed to get authenticated user info";
+            let user = get_json(&self.s.http, &user_url, &self.headers, what).await?;
+            match self.forge {
+                Forge::GitLab => user["username"].as_str(),
+                _ => user["login"].as_str(),
+            }
+            .unwrap_or_default()
+            .to_string()
+        };
         let (marker, text) = self.body(event);
         let (list, author, noun) = match self.forge {
             Forge::GitHub => (

@@ -485,3 +485,145 @@ async fn merge_request_notes_are_updated_with_put() {
             .contains("⚠️ Kustomization/gitops-system/gitops-system")
     );
 }
+
+/// GitHub's App endpoints on a loopback port: `/app` (the slug), installations by owner
+/// (organization missing, user found) and the installation token exchange; each request's
+/// path and Authorization recorded.
+async fn github_app_api() -> (String, Arc<Mutex<Vec<(Method, String, String)>>>) {
+    let seen: Arc<Mutex<Vec<(Method, String, String)>>> = Arc::default();
+    let s = seen.clone();
+    let app = axum::Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap| {
+        let s = s.clone();
+        async move {
+            let auth = headers
+                .get("Authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            s.lock()
+                .unwrap()
+                .push((method.clone(), uri.path().to_string(), auth));
+            let expires = k8s_openapi::jiff::Timestamp::now()
+                .checked_add(k8s_openapi::jiff::SignedDuration::from_hours(1))
+                .unwrap();
+            match (method, uri.path()) {
+                (Method::GET, "/app") => (StatusCode::OK, json!({"slug": "flux-bot"}).to_string()),
+                (Method::GET, "/users/acme/installation") => {
+                    (StatusCode::OK, json!({"id": 42}).to_string())
+                }
+                (Method::POST, "/app/installations/42/access_tokens") => (
+                    StatusCode::CREATED,
+                    json!({"token": "ghs_installation", "expires_at": expires.to_string()})
+                        .to_string(),
+                ),
+                _ => (
+                    StatusCode::NOT_FOUND,
+                    json!({"message": "Not Found"}).to_string(),
+                ),
+            }
+        }
+    });
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, app).await });
+    (url, seen)
+}
+
+fn app_secret(api: &str, extra: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/receiver");
+    let mut data: BTreeMap<String, Vec<u8>> = [
+        ("githubAppID", "7".as_bytes().to_vec()),
+        (
+            "githubAppPrivateKey",
+            std::fs::read(dir.join("rsa-test-key.pem")).unwrap(),
+        ),
+        ("githubAppBaseURL", api.as_bytes().to_vec()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (k, v) in extra {
+        data.insert(k.to_string(), v.as_bytes().to_vec());
+    }
+    data
+}
+
+#[tokio::test]
+async fn github_app_tokens_are_exchanged_and_kept() {
+    let (api, seen) = github_app_api().await;
+    let http = tidegate_source::tls::http_client();
+    let data = app_secret(&api, &[("githubAppInstallationOwner", "acme")]);
+    let t = super::github_app::token(&http, &data, true).await.unwrap();
+    assert_eq!(
+        (t.token.as_str(), t.slug.as_str()),
+        ("ghs_installation", "flux-bot")
+    );
+    let calls = std::mem::take(&mut *seen.lock().unwrap());
+    let paths: Vec<(&Method, &str)> = calls.iter().map(|(m, p, _)| (m, p.as_str())).collect();
+    assert_eq!(
+        paths,
+        [
+            (&Method::GET, "/app"),
+            (&Method::GET, "/orgs/acme/installation"),
+            (&Method::GET, "/users/acme/installation"),
+            (&Method::POST, "/app/installations/42/access_tokens"),
+        ]
+    );
+    // The App's JWT: RS256 with the App's key, issued by the App ID, two minutes long.
+    let jwt = calls[3].2.strip_prefix("Bearer ").unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/receiver");
+    let jwk: jsonwebtoken::jwk::Jwk =
+        serde_json::from_slice(&std::fs::read(dir.join("rsa-test-key.jwk.json")).unwrap()).unwrap();
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    validation.validate_aud = false;
+    let claims = jsonwebtoken::decode::<Value>(
+        jwt,
+        &jsonwebtoken::DecodingKey::from_jwk(&jwk).unwrap(),
+        &validation,
+    )
+    .unwrap()
+    .claims;
+    assert_eq!(claims["iss"], "7");
+    assert_eq!(
+        claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
+        120
+    );
+    // Kept while it has more than a minute left: no second exchange.
+    super::github_app::token(&http, &data, true).await.unwrap();
+    assert!(seen.lock().unwrap().is_empty());
+    // An installation that does not exist: both lookups' errors, as fluxcd/pkg joins them.
+    let missing = app_secret(&api, &[("githubAppInstallationOwner", "nobody")]);
+    let err = super::github_app::token(&http, &missing, false)
+        .await
+        .unwrap_err();
+    assert!(
+        err.starts_with("failed to find organization installation: GET ")
+            && err.contains("\nfailed to find user installation: GET ")
+            && err.contains("404"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn app_comments_are_found_by_the_bot_user() {
+    let (url, forge) = Forge::start().await;
+    let mut s = settings(format!("{url}/foo/bar"), "ghs_installation");
+    s.provider_uid = "0c9c2e41-d2f9-4f9b-9c41-bebc1984d67a".into();
+    s.app_slug = "flux-bot".into();
+    let n = build("githubpullrequestcomment", s).unwrap();
+    let mut e = event("info", "ReconciliationSucceeded", None);
+    e.metadata.insert("change_request".into(), "42".into());
+    let marker = "<!-- flux-pr-comment-key:0c9c2e41-d2f9-4f9b-9c41-bebc1984d67a/Kustomization/gitops-system/gitops-system -->";
+    *forge.listing.lock().unwrap() = json!([
+        {"id": 9, "user": {"login": "flux-bot[bot]"}, "body": format!("{marker}\n\nold")},
+    ])
+    .to_string();
+    n.post(&e).await.unwrap();
+    let seen = forge.take();
+    assert!(
+        !seen.iter().any(|r| r.1.ends_with("/user")),
+        "an App has no /user to ask"
+    );
+    assert_eq!(seen[1].0, Method::PATCH);
+    assert_eq!(seen[1].1, "/api/v3/repos/foo/bar/issues/comments/9");
+}

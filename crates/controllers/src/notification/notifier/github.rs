@@ -52,11 +52,6 @@ impl GitHub {
             s.token.clone()
         };
         if token.is_empty() {
-            if s.secret_data.contains_key("githubAppID") {
-                return Err(
-                    "GitHub App authentication is not supported by Tidegate; use a token".into(),
-                );
-            }
             return Err("github token or github app details must be specified".into());
         }
         let (host, id) = parse_address(&s.url)?;

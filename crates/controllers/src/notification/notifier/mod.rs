@@ -15,6 +15,7 @@ mod forwarder;
 mod git;
 mod gitea;
 mod github;
+pub mod github_app;
 mod gitlab;
 mod googlechat;
 mod gourl;
@@ -27,6 +28,7 @@ mod pagerduty;
 #[cfg(test)]
 mod receiver;
 mod rocket;
+mod sentry;
 mod slack;
 mod teams;
 mod telegram;
@@ -41,9 +43,8 @@ use tidegate_api::event::Event;
 pub use client::{Answer, Post, chain, redact, status_error};
 
 /// Provider types Flux has that Tidegate does not send to: they need a cloud SDK or a
-/// non-HTTP protocol (`sentry`: what Flux sends is whatever the Sentry Go SDK builds around
-/// the event, runtime contexts, release detection and trace spans included).
-pub const UNSUPPORTED: &[&str] = &["googlepubsub", "azureeventhub", "nats", "otel", "sentry"];
+/// non-HTTP protocol.
+pub const UNSUPPORTED: &[&str] = &["googlepubsub", "azureeventhub", "nats", "otel"];
 
 /// Everything a notifier is built from: the Provider's spec and Secrets, resolved.
 #[derive(Clone)]
@@ -72,6 +73,9 @@ pub struct Settings {
     pub provider_namespace: String,
     /// The Secret's data.
     pub secret_data: BTreeMap<String, Vec<u8>>,
+    /// The GitHub App's slug when the token is an App installation's (comments are then
+    /// written by `<slug>[bot]`).
+    pub app_slug: String,
 }
 
 impl Default for Settings {
@@ -98,6 +102,7 @@ impl Default for Settings {
             provider_name: String::new(),
             provider_namespace: String::new(),
             secret_data: BTreeMap::new(),
+            app_slug: String::new(),
         }
     }
 }
@@ -156,6 +161,8 @@ pub enum Notifier {
     Zoom(zoom::Zoom),
     /// `incident.io`.
     Incidentio(incidentio::Incidentio),
+    /// `sentry`.
+    Sentry(sentry::Sentry),
 }
 
 /// Builds the notifier of `type_` as Flux's factory does.
@@ -196,6 +203,7 @@ pub fn build(type_: &str, s: Settings) -> Result<Notifier, String> {
         "datadog" => Notifier::DataDog(datadog::DataDog::new(s)?),
         "zoom" => Notifier::Zoom(zoom::Zoom::new(s)?),
         "incident.io" => Notifier::Incidentio(incidentio::Incidentio::new(s)?),
+        "sentry" => Notifier::Sentry(sentry::Sentry::new(s)?),
         t if UNSUPPORTED.contains(&t) => {
             return Err(format!("provider {t} is not supported by Tidegate"));
         }
@@ -233,6 +241,7 @@ impl Notifier {
             Notifier::DataDog(n) => n.post(event).await,
             Notifier::Zoom(n) => n.post(event).await,
             Notifier::Incidentio(n) => n.post(event).await,
+            Notifier::Sentry(n) => n.post(event).await,
         }
     }
 }
@@ -310,14 +319,6 @@ mod tests {
         e.timestamp.clear();
         assert_eq!(super::event_unix(&e), -62_135_596_800);
         assert_eq!(super::event_rfc3339(&e), "0001-01-01T00:00:00Z");
-    }
-
-    #[test]
-    fn sentry_is_refused_by_name() {
-        assert_eq!(
-            super::build("sentry", super::Settings::default()).err(),
-            Some("provider sentry is not supported by Tidegate".to_string())
-        );
     }
 
     #[test]
