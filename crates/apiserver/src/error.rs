@@ -178,6 +178,27 @@ impl ApiError {
         .with_details(group, resource, name)
     }
 
+    /// 403 as kube's `NewForbidden` words it for an authorization refusal: `secrets "x" is
+    /// forbidden: …`, `secrets is forbidden: …` without a name, `forbidden: …` for a path.
+    pub fn forbidden_request(group: &str, resource: &str, name: &str, why: &str) -> ApiError {
+        let message = if resource.is_empty() {
+            format!("forbidden: {why}")
+        } else if name.is_empty() {
+            format!("{} is forbidden: {why}", qualified(group, resource))
+        } else {
+            format!(
+                "{} \"{name}\" is forbidden: {why}",
+                qualified(group, resource)
+            )
+        };
+        let e = ApiError::new(403, "Forbidden", message);
+        if resource.is_empty() {
+            e
+        } else {
+            e.with_details(group, resource, name)
+        }
+    }
+
     /// 405 MethodNotAllowed.
     pub fn method_not_allowed() -> ApiError {
         ApiError::new(

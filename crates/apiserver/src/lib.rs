@@ -50,4 +50,5 @@ mod typecheck;
 mod validate;
 mod validation;
 
+pub use auth::AuthorizationMode;
 pub use server::{ApiServer, Config, GIT_VERSION, ServeError, ServerState, private_dir};

@@ -37,6 +37,8 @@ pub struct Config {
     pub workload_simulator: Option<std::time::Duration>,
     /// How many connections are held at once (see [`crate::listen`]).
     pub connections: crate::listen::Limits,
+    /// How requests are authorized.
+    pub authorization: crate::auth::AuthorizationMode,
 }
 
 impl Default for Config {
@@ -48,6 +50,7 @@ impl Default for Config {
             watch_history: crate::store::LogLimits::default(),
             workload_simulator: None,
             connections: crate::listen::Limits::from_process(),
+            authorization: Default::default(),
         }
     }
 }
@@ -91,9 +94,22 @@ pub struct ServerState {
     pub types: crate::fieldmanager::TypeCache,
     /// Serializes changes to what CRDs serve.
     crd_sync: std::sync::Mutex<()>,
+    /// How requests are authorized.
+    pub authorization: crate::auth::AuthorizationMode,
 }
 
 impl ServerState {
+    /// Decides a request: `Err` carries the authorizer's reason for a refusal.
+    pub fn authorize(&self, a: &crate::auth::attributes::Attributes) -> Result<(), String> {
+        match self.authorization {
+            crate::auth::AuthorizationMode::AlwaysAllow => Ok(()),
+            crate::auth::AuthorizationMode::Rbac => {
+                let d = crate::auth::rbac::authorize(&self.store, a);
+                if d.allowed { Ok(()) } else { Err(d.reason) }
+            }
+        }
+    }
+
     /// The admin bearer token.
     pub fn token(&self) -> &str {
         &self.token
@@ -185,8 +201,12 @@ impl ApiServer {
             requests: AtomicU64::new(0),
             types: Default::default(),
             crd_sync: Default::default(),
+            authorization: config.authorization,
         });
         bootstrap(&state);
+        if config.authorization == crate::auth::AuthorizationMode::Rbac {
+            crate::auth::bootstrap::ensure(&state);
+        }
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(io_err(format!("listening on {}", config.listen)))?;
@@ -361,6 +381,19 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
     let Some(user) = crate::auth::authenticate(state, req.headers()) else {
         return Err(ApiError::unauthorized());
     };
+    let user = crate::auth::impersonate::impersonate(user, req.headers(), |a| state.authorize(a))?;
+    if state.authorization == crate::auth::AuthorizationMode::Rbac {
+        let attrs = crate::auth::attributes::Attributes::of_request(
+            &user,
+            req.method(),
+            req.uri().path(),
+            req.uri().query().unwrap_or(""),
+            route.as_ref(),
+        );
+        state
+            .authorize(&attrs)
+            .map_err(|reason| attrs.forbidden(&reason))?;
+    }
     let neg = negotiate(req.headers());
     let cat = state.registry.snapshot();
     let Some(route) = route else {

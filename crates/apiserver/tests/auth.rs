@@ -233,3 +233,284 @@ async fn certificate_signing_requests_are_approved() {
     let err = t.fails(&["certificate", "deny", "alice"]);
     assert!(err.contains("already Approved"), "{err}");
 }
+
+/// `kubectl auth can-i` prints yes or no (and exits 1 for no).
+fn can_i(t: &common::TestServer, args: &[&str]) -> String {
+    let mut all = vec!["auth", "can-i"];
+    all.extend_from_slice(args);
+    String::from_utf8_lossy(&t.kubectl(&all).stdout)
+        .trim()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rbac_decides_as_kubernetes() {
+    let t = common::start_with(tidegate_apiserver::Config {
+        authorization: tidegate_apiserver::AuthorizationMode::Rbac,
+        ..Default::default()
+    })
+    .await;
+    // The admin is in system:masters: everything, through the bootstrap cluster-admin too.
+    assert_eq!(can_i(&t, &["*", "*", "--all-namespaces"]), "yes");
+    let admin_binding = t.ok(&[
+        "get",
+        "clusterrolebinding",
+        "cluster-admin",
+        "-o",
+        "jsonpath={.subjects[0].name}",
+    ]);
+    assert_eq!(admin_binding, "system:masters");
+    t.ok(&["create", "namespace", "team"]);
+    t.ok(&["-n", "team", "create", "serviceaccount", "viewer"]);
+    t.ok(&["-n", "team", "create", "serviceaccount", "editor"]);
+    t.ok(&[
+        "-n",
+        "team",
+        "create",
+        "role",
+        "cm-reader",
+        "--verb=get,list",
+        "--resource=configmaps",
+    ]);
+    t.ok(&[
+        "-n",
+        "team",
+        "create",
+        "rolebinding",
+        "viewer-reads",
+        "--role=cm-reader",
+        "--serviceaccount=team:viewer",
+    ]);
+    t.ok(&[
+        "create",
+        "clusterrole",
+        "impersonate-jane",
+        "--verb=impersonate",
+        "--resource=users",
+        "--resource-name=jane",
+    ]);
+    t.ok(&[
+        "create",
+        "clusterrolebinding",
+        "editor-as-jane",
+        "--clusterrole=impersonate-jane",
+        "--serviceaccount=team:editor",
+    ]);
+    t.ok(&[
+        "-n",
+        "team",
+        "create",
+        "configmap",
+        "settings",
+        "--from-literal=a=b",
+    ]);
+    let viewer = t
+        .ok(&["-n", "team", "create", "token", "viewer"])
+        .trim()
+        .to_string();
+    let editor = t
+        .ok(&["-n", "team", "create", "token", "editor"])
+        .trim()
+        .to_string();
+    let as_viewer = |args: &[&str]| {
+        let mut all = vec!["--token", viewer.as_str()];
+        all.extend_from_slice(args);
+        all.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        t.kubectl(&refs)
+    };
+
+    // What the Role allows, in its namespace only.
+    let out = run(as_viewer(&[
+        "-n",
+        "team",
+        "get",
+        "configmaps",
+        "-o",
+        "name",
+    ]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("configmap/settings"));
+    for (args, message) in [
+        (
+            vec!["-n", "team", "get", "secrets"],
+            "Error from server (Forbidden): secrets is forbidden: User \"system:serviceaccount:team:viewer\" cannot list resource \"secrets\" in API group \"\" in the namespace \"team\"",
+        ),
+        (
+            vec!["-n", "default", "get", "configmaps"],
+            "Error from server (Forbidden): configmaps is forbidden: User \"system:serviceaccount:team:viewer\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\"",
+        ),
+        (
+            vec!["-n", "team", "delete", "configmap", "settings"],
+            "Error from server (Forbidden): configmaps \"settings\" is forbidden: User \"system:serviceaccount:team:viewer\" cannot delete resource \"configmaps\" in API group \"\" in the namespace \"team\"",
+        ),
+        (
+            vec![
+                "create",
+                "clusterrolebinding",
+                "escalate",
+                "--clusterrole=cluster-admin",
+                "--serviceaccount=team:viewer",
+            ],
+            // kubectl's create subcommands word the failure themselves.
+            "error: failed to create clusterrolebinding: clusterrolebindings.rbac.authorization.k8s.io is forbidden: User \"system:serviceaccount:team:viewer\" cannot create resource \"clusterrolebindings\" in API group \"rbac.authorization.k8s.io\" at the cluster scope",
+        ),
+        (
+            vec!["get", "--raw", "/logs"],
+            "Error from server (Forbidden): forbidden: User \"system:serviceaccount:team:viewer\" cannot get path \"/logs\"",
+        ),
+    ] {
+        let out = run(as_viewer(&args));
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim(),
+            message,
+            "{args:?}"
+        );
+    }
+    assert!(
+        t.ok(&["get", "clusterrolebindings", "-o", "name"])
+            .lines()
+            .all(|l| l != "clusterrolebinding.rbac.authorization.k8s.io/escalate")
+    );
+    // Discovery and /version are everyone's.
+    assert!(
+        run(as_viewer(&["get", "--raw", "/version"]))
+            .status
+            .success()
+    );
+    assert!(
+        run(as_viewer(&[
+            "api-resources",
+            "--api-group=rbac.authorization.k8s.io"
+        ]))
+        .status
+        .success()
+    );
+
+    // The review APIs answer truthfully, for oneself and about others.
+    let yes_no = |args: &[&str]| {
+        String::from_utf8_lossy(&run(as_viewer(args)).stdout)
+            .trim()
+            .to_string()
+    };
+    assert_eq!(
+        yes_no(&["auth", "can-i", "list", "configmaps", "-n", "team"]),
+        "yes"
+    );
+    assert_eq!(
+        yes_no(&["auth", "can-i", "delete", "configmaps", "-n", "team"]),
+        "no"
+    );
+    assert_eq!(
+        yes_no(&["auth", "can-i", "list", "configmaps", "-n", "default"]),
+        "no"
+    );
+    let list =
+        String::from_utf8_lossy(&run(as_viewer(&["auth", "can-i", "--list", "-n", "team"])).stdout)
+            .to_string();
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("configmaps ") && l.contains("[get list]")),
+        "{list}"
+    );
+    assert!(!list.lines().any(|l| l.starts_with("*.*")), "{list}");
+    assert_eq!(
+        can_i(
+            &t,
+            &[
+                "list",
+                "configmaps",
+                "-n",
+                "team",
+                "--as",
+                "system:serviceaccount:team:viewer"
+            ]
+        ),
+        "yes"
+    );
+    assert_eq!(
+        can_i(
+            &t,
+            &[
+                "list",
+                "secrets",
+                "-n",
+                "team",
+                "--as",
+                "system:serviceaccount:team:viewer"
+            ]
+        ),
+        "no"
+    );
+    let review = t.ok_stdin(
+        &["create", "-o", "json", "-f", "-"],
+        r#"{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": {"user": "system:serviceaccount:team:viewer", "groups": ["system:serviceaccounts"],
+                     "resourceAttributes": {"namespace": "team", "verb": "get", "resource": "configmaps"}}}"#,
+    );
+    let review: Value = serde_json::from_str(&review).unwrap();
+    assert_eq!(
+        review["status"],
+        json!({"allowed": true, "reason": "RBAC: allowed by RoleBinding \"viewer-reads/team\" of Role \"cm-reader\" to ServiceAccount \"viewer/team\""})
+    );
+
+    // Impersonation: only what the impersonate rules allow, then as the impersonated user.
+    let as_editor = |args: &[&str]| {
+        let mut all = vec!["--token", editor.as_str()];
+        all.extend_from_slice(args);
+        run(all.iter().map(|s| s.to_string()).collect())
+    };
+    let out = as_editor(&[
+        "--as",
+        "jane",
+        "auth",
+        "whoami",
+        "-o",
+        "jsonpath={.status.userInfo.username}",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "jane",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = as_editor(&["--as", "jane", "-n", "team", "get", "configmaps"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "Error from server (Forbidden): configmaps is forbidden: User \"jane\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"team\""
+    );
+    let out = as_editor(&["--as", "bob", "-n", "team", "get", "configmaps"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "Error from server (Forbidden): users \"bob\" is forbidden: User \"system:serviceaccount:team:editor\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
+    );
+    let out = as_editor(&[
+        "--as",
+        "jane",
+        "--as-group",
+        "system:masters",
+        "get",
+        "secrets",
+        "-A",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("groups \"system:masters\" is forbidden: User \"system:serviceaccount:team:editor\" cannot impersonate resource \"groups\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A token of a deleted service account is refused.
+    t.ok(&["-n", "team", "delete", "serviceaccount", "viewer"]);
+    let out = run(as_viewer(&["-n", "team", "get", "configmaps"]));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Unauthorized"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

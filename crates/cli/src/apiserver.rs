@@ -24,6 +24,21 @@ pub struct Args {
     /// How long a simulated rollout takes.
     #[arg(long, default_value = "1s", value_parser = tidegate_core::duration::parse)]
     simulator_delay: std::time::Duration,
+    /// `AlwaysAllow` (every authenticated request) or `RBAC` (Kubernetes RBAC; the admin
+    /// kubeconfig is in `system:masters`).
+    #[arg(long, default_value = "AlwaysAllow", value_parser = parse_authorization_mode)]
+    authorization_mode: tidegate_apiserver::AuthorizationMode,
+}
+
+/// `--authorization-mode`: kube-apiserver's names.
+pub fn parse_authorization_mode(s: &str) -> Result<tidegate_apiserver::AuthorizationMode, String> {
+    match s {
+        "AlwaysAllow" => Ok(tidegate_apiserver::AuthorizationMode::AlwaysAllow),
+        "RBAC" => Ok(tidegate_apiserver::AuthorizationMode::Rbac),
+        other => Err(format!(
+            "authorization mode {other:?} is not supported (AlwaysAllow or RBAC)"
+        )),
+    }
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -33,6 +48,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         listen: args.listen,
         tls: !args.insecure_http,
         workload_simulator: (!args.no_workload_simulator).then_some(args.simulator_delay),
+        authorization: args.authorization_mode,
         ..Default::default()
     })
     .await

@@ -739,6 +739,72 @@ async fn service_account_name_is_impersonated_on_every_apply() {
     );
 }
 
+/// Under RBAC a Kustomization applies only what its service account may: without rights the
+/// apply is refused with the API server's Forbidden in the Ready message and nothing is
+/// written; with a RoleBinding the same revision applies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_limits_an_impersonated_service_account() {
+    let env = start_rbac().await;
+    let repo = Repo::new();
+    repo.write(
+        "deploy/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tenant-config\n  namespace: default\ndata:\n  key: v\n",
+    );
+    let r1 = push(&env, &repo, "tenant");
+    env.server.ok(&["create", "serviceaccount", "deployer"]);
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &kustomization("tenant", "./deploy", "  serviceAccountName: deployer\n"),
+    );
+    let refused = ks_until(&env, "tenant", "refused", |o| {
+        o["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| {
+                c["type"] == "Ready"
+                    && c["status"] == "False"
+                    && c["message"].as_str().is_some_and(|m| {
+                        m.contains(
+                            "is forbidden: User \"system:serviceaccount:default:deployer\" cannot",
+                        )
+                    })
+            })
+    })
+    .await;
+    assert!(
+        refused["status"]["lastAppliedRevision"].is_null(),
+        "{refused}"
+    );
+    assert!(
+        env.server
+            .kubectl(&["get", "configmap", "tenant-config"])
+            .status
+            .code()
+            != Some(0),
+        "nothing of a refused build is applied"
+    );
+    env.server.ok(&[
+        "create",
+        "role",
+        "deployer",
+        "--verb=get,list,watch,create,update,patch,delete",
+        "--resource=configmaps",
+    ]);
+    env.server.ok(&[
+        "create",
+        "rolebinding",
+        "deployer",
+        "--role=deployer",
+        "--serviceaccount=default:deployer",
+    ]);
+    request(&env, "kustomization/tenant", "granted");
+    ks_until(&env, "tenant", "applied", applied(&r1)).await;
+    env.server.ok(&["get", "configmap", "tenant-config"]);
+}
+
 /// A reconcile never starts from a cached copy older than the status the previous reconcile
 /// wrote. The controller's Kustomization watch lags five seconds behind (a slow watch cache, as
 /// after a restart); a commit that removes an object lands right after the commit that added

@@ -1,10 +1,25 @@
-//! Who a request comes from, and the review APIs that ask about it. Authentication: the admin
-//! bearer token (user `admin`, group `system:masters`), or a service account token this
-//! server issued (for a service account that still exists with the same uid). Authorization
-//! today allows every authenticated request; the review APIs report exactly that.
+//! Who a request comes from, what it may do, and the review APIs that ask about it.
+//! Authentication: the admin bearer token (user `admin`, group `system:masters`), or a
+//! service account token this server issued (for a service account that still exists with the
+//! same uid); `Impersonate-*` headers then change who the request acts as. Authorization:
+//! every authenticated request (the default), or RBAC as kube-apiserver decides it.
 
+pub mod attributes;
+pub mod bootstrap;
+pub mod impersonate;
+pub mod rbac;
 pub mod review;
 pub mod tokens;
+
+/// How requests are authorized.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AuthorizationMode {
+    /// Every authenticated request is allowed (Tidegate's single-user default).
+    #[default]
+    AlwaysAllow,
+    /// Kubernetes RBAC (`system:masters` allowed everything).
+    Rbac,
+}
 
 use crate::server::ServerState;
 use crate::store::Key;

@@ -3,7 +3,8 @@
 //! `SelfSubjectReview` (`kubectl auth whoami`), `TokenReview`, and `serviceaccounts/token`
 //! (`kubectl create token`). Reviews are answered, never stored, as kube-apiserver does.
 
-use super::{now, user_of_token};
+use super::attributes::Attributes;
+use super::{AuthorizationMode, now, user_of_token};
 use crate::error::{ApiError, ApiResult};
 use crate::rest::Req;
 use crate::store::Key;
@@ -11,8 +12,128 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-/// What the authorizer allows today: everything, to every authenticated user.
-const ALLOWED_REASON: &str = "tidegate allows every authenticated request (no RBAC yet)";
+/// The reason given when every authenticated request is allowed.
+const ALLOWED_REASON: &str =
+    "tidegate allows every authenticated request (--authorization-mode=AlwaysAllow)";
+
+/// The user a `SubjectAccessReview` asks about: `spec.user`, `spec.groups`, `spec.uid`,
+/// `spec.extra`.
+fn spec_user(obj: &Value) -> super::UserInfo {
+    let text = |p: &str| {
+        obj.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    super::UserInfo {
+        username: text("/spec/user"),
+        uid: text("/spec/uid"),
+        groups: obj
+            .pointer("/spec/groups")
+            .and_then(Value::as_array)
+            .map(|g| {
+                g.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        extra: obj.pointer("/spec/extra").cloned().unwrap_or(json!({})),
+    }
+}
+
+/// The attributes a review's spec asks about, for `user`.
+fn spec_attributes(obj: &Value, user: super::UserInfo) -> Attributes {
+    let text = |p: &str| {
+        obj.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    if obj.pointer("/spec/resourceAttributes").is_some() {
+        Attributes {
+            user,
+            verb: text("/spec/resourceAttributes/verb"),
+            resource_request: true,
+            api_group: text("/spec/resourceAttributes/group"),
+            api_version: text("/spec/resourceAttributes/version"),
+            resource: text("/spec/resourceAttributes/resource"),
+            subresource: text("/spec/resourceAttributes/subresource"),
+            namespace: text("/spec/resourceAttributes/namespace"),
+            name: text("/spec/resourceAttributes/name"),
+            path: String::new(),
+        }
+    } else {
+        Attributes {
+            user,
+            verb: text("/spec/nonResourceAttributes/verb"),
+            path: text("/spec/nonResourceAttributes/path"),
+            ..Default::default()
+        }
+    }
+}
+
+/// An access review's status: the authorizer's decision and reason.
+fn access_status(req: &Req, a: &Attributes) -> Value {
+    match req.state.authorization {
+        AuthorizationMode::AlwaysAllow => json!({"allowed": true, "reason": ALLOWED_REASON}),
+        AuthorizationMode::Rbac => {
+            let d = super::rbac::authorize(&req.state.store, a);
+            let mut status = json!({"allowed": d.allowed});
+            if !d.reason.is_empty() {
+                status["reason"] = json!(d.reason);
+            }
+            status
+        }
+    }
+}
+
+/// `SelfSubjectRulesReview`: the rules that apply to the requester in the namespace asked.
+fn rules_status(req: &Req, namespace: &str) -> Value {
+    let star_rules = || {
+        (
+            vec![json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})],
+            vec![json!({"verbs": ["*"], "nonResourceURLs": ["*"]})],
+        )
+    };
+    let (mut resource, mut non_resource, mut errors) = match req.state.authorization {
+        AuthorizationMode::AlwaysAllow => {
+            let (r, n) = star_rules();
+            return json!({"resourceRules": r, "nonResourceRules": n, "incomplete": false});
+        }
+        AuthorizationMode::Rbac
+            if req
+                .user
+                .groups
+                .iter()
+                .any(|g| g == super::rbac::PRIVILEGED_GROUP) =>
+        {
+            let (r, n) = star_rules();
+            (r, n, Vec::new())
+        }
+        AuthorizationMode::Rbac => (Vec::new(), Vec::new(), Vec::new()),
+    };
+    let (rules, errs) = super::rbac::rules_for(&req.state.store, &req.user, namespace);
+    errors.extend(errs);
+    for r in rules {
+        if !r.resources.is_empty() {
+            let mut v =
+                json!({"verbs": r.verbs, "apiGroups": r.api_groups, "resources": r.resources});
+            if !r.resource_names.is_empty() {
+                v["resourceNames"] = json!(r.resource_names);
+            }
+            resource.push(v);
+        }
+        if !r.non_resource_urls.is_empty() {
+            non_resource.push(json!({"verbs": r.verbs, "nonResourceURLs": r.non_resource_urls}));
+        }
+    }
+    let mut status = json!({"resourceRules": resource, "nonResourceRules": non_resource,
+                            "incomplete": false});
+    if !errors.is_empty() {
+        status["evaluationError"] = json!(errors.join(", "));
+    }
+    status
+}
 
 /// Answers a create of a review kind; `None` for other kinds.
 pub fn answer(req: &Req, mut obj: Value) -> Option<ApiResult<Response>> {
@@ -31,13 +152,21 @@ pub fn answer(req: &Req, mut obj: Value) -> Option<ApiResult<Response>> {
                     "spec.resourceAttributes.namespace must match namespace",
                 )));
             }
-            json!({"allowed": true, "reason": ALLOWED_REASON})
+            let user = if req.res.kind == "SelfSubjectAccessReview" {
+                req.user.clone()
+            } else {
+                spec_user(&obj)
+            };
+            access_status(req, &spec_attributes(&obj, user))
         }
-        ("authorization.k8s.io", "SelfSubjectRulesReview") => json!({
-            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-            "incomplete": false,
-        }),
+        ("authorization.k8s.io", "SelfSubjectRulesReview") => {
+            let ns = obj
+                .pointer("/spec/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            rules_status(req, &ns)
+        }
         ("authentication.k8s.io", "SelfSubjectReview") => {
             json!({"userInfo": req.user.to_json()})
         }

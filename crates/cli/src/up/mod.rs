@@ -91,6 +91,10 @@ pub struct Args {
     /// Labels of the workload clusters `--clusters` creates (`k=v,k2=v2`).
     #[arg(long, value_delimiter = ',')]
     cluster_labels: Vec<String>,
+    /// `AlwaysAllow` or `RBAC` (the admin kubeconfig and the controllers stay in
+    /// `system:masters`; other users and impersonated service accounts get what RBAC gives).
+    #[arg(long, default_value = "AlwaysAllow", value_parser = crate::apiserver::parse_authorization_mode)]
+    authorization_mode: tidegate_apiserver::AuthorizationMode,
 }
 
 /// The namespace and name of the bootstrap objects, as `flux bootstrap` names them.
@@ -218,6 +222,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         listen: args.listen,
         tls: true,
         workload_simulator: (!args.no_workload_simulator).then_some(args.simulator_delay),
+        authorization: args.authorization_mode,
         ..Default::default()
     })
     .await

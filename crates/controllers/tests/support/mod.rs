@@ -108,12 +108,24 @@ pub async fn recording_proxy(target: std::net::SocketAddr, ca_pem: &str) -> (Str
 }
 
 pub async fn start_with(route: Route<'_>) -> Env {
-    start_full(route, true, default_options()).await
+    start_full(route, true, default_options(), Default::default()).await
+}
+
+/// With the API server deciding requests by RBAC (the controllers' admin kubeconfig is in
+/// `system:masters`; impersonated service accounts get what RBAC gives them).
+pub async fn start_rbac() -> Env {
+    start_full(
+        Route::Direct,
+        true,
+        default_options(),
+        tidegate_apiserver::AuthorizationMode::Rbac,
+    )
+    .await
 }
 
 /// With these Kustomization controller options.
 pub async fn start_with_options(options: kustomization::Options) -> Env {
-    start_full(Route::Direct, true, options).await
+    start_full(Route::Direct, true, options, Default::default()).await
 }
 
 /// The Kustomization controller options of the tests.
@@ -126,13 +138,14 @@ pub fn default_options() -> kustomization::Options {
 
 /// Without the GitRepository controller: the test writes sources' artifacts and status itself.
 pub async fn start_without_source_controller() -> Env {
-    start_full(Route::Direct, false, default_options()).await
+    start_full(Route::Direct, false, default_options(), Default::default()).await
 }
 
 async fn start_full(
     route: Route<'_>,
     source_controller: bool,
     options: kustomization::Options,
+    authorization: tidegate_apiserver::AuthorizationMode,
 ) -> Env {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -140,6 +153,7 @@ async fn start_full(
         .try_init();
     let server = common::start_with(tidegate_apiserver::Config {
         workload_simulator: Some(Duration::from_millis(300)),
+        authorization,
         ..Default::default()
     })
     .await;
