@@ -1,5 +1,6 @@
 //! The server's own background work, driven by the store's event stream: namespace deletion,
-//! garbage collection through ownerReferences, and removal of a deleted CRD's objects.
+//! garbage collection through ownerReferences, removal of a deleted CRD's objects, and
+//! ClusterRole aggregation.
 
 use crate::hooks::CRD_CLEANUP_FINALIZER;
 use crate::objects::{self, Preconditions, Propagation, meta_str};
@@ -47,6 +48,7 @@ fn resync(state: &ServerState) {
             namespace_defaults(state, name);
         }
     }
+    crate::auth::aggregation::sync_all(state);
     let (crds, _) = state.store.list(CRDS, None, None);
     for (_, crd) in crds {
         if let Some(name) = meta_str(&crd, "name") {
@@ -104,6 +106,10 @@ fn handle(state: &ServerState, e: &Notice) {
         && meta_str(&ns, "deletionTimestamp").is_some()
     {
         namespace_cleanup(state, &e.key.namespace, false);
+    }
+    // ClusterRole aggregation.
+    if crate::auth::aggregation::is_cluster_roles(&e.key.resource) {
+        crate::auth::aggregation::sync_all(state);
     }
     // CustomResourceDefinitions.
     if e.key.resource == CRDS {

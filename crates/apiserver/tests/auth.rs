@@ -505,6 +505,90 @@ async fn rbac_decides_as_kubernetes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Kubernetes' bootstrap roles, as its test data has them, and aggregation: `view` holds
+    // the rules of every ClusterRole labelled to aggregate into it, a new one included.
+    let policy: Value = yaml_serde::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("src/auth/bootstrap-policy/cluster-roles.yaml"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for name in [
+        "system:aggregate-to-edit",
+        "system:node",
+        "system:monitoring",
+    ] {
+        let want = policy["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["metadata"]["name"] == name)
+            .unwrap();
+        let served: Value =
+            serde_json::from_str(&t.ok(&["get", "clusterrole", name, "-o", "json"])).unwrap();
+        assert_eq!(served["rules"], want["rules"], "{name}");
+    }
+    t.ok_stdin(
+        &["apply", "-f", "-"],
+        r#"{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "lease-viewer", "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+            "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch"]}]}"#,
+    );
+    t.ok(&[
+        "-n",
+        "team",
+        "create",
+        "rolebinding",
+        "viewer-views",
+        "--clusterrole=view",
+        "--serviceaccount=team:viewer",
+    ]);
+    let mut aggregated = false;
+    for _ in 0..100 {
+        if yes_no(&[
+            "auth",
+            "can-i",
+            "list",
+            "leases.coordination.k8s.io",
+            "-n",
+            "team",
+        ]) == "yes"
+        {
+            aggregated = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        aggregated,
+        "view aggregates lease-viewer: {}",
+        t.ok(&[
+            "get",
+            "clusterrole",
+            "view",
+            "-o",
+            "jsonpath={.rules[*].resources}"
+        ])
+    );
+    assert_eq!(
+        yes_no(&["auth", "can-i", "list", "pods", "-n", "team"]),
+        "yes"
+    );
+    assert_eq!(
+        yes_no(&["auth", "can-i", "watch", "deployments.apps", "-n", "team"]),
+        "yes"
+    );
+    assert_eq!(
+        yes_no(&["auth", "can-i", "get", "secrets", "-n", "team"]),
+        "no"
+    );
+    assert_eq!(
+        yes_no(&["auth", "can-i", "list", "pods", "-n", "default"]),
+        "no"
+    );
+
     // A token of a deleted service account is refused.
     t.ok(&["-n", "team", "delete", "serviceaccount", "viewer"]);
     let out = run(as_viewer(&["-n", "team", "get", "configmaps"]));

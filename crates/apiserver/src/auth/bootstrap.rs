@@ -1,92 +1,44 @@
 //! The default RBAC policy written at start when RBAC is on, as kube-apiserver's bootstrap
-//! policy writes it (Kubernetes' `bootstrappolicy/testdata`): `cluster-admin` bound to
-//! `system:masters`, and the discovery, basic-user and public-info roles every user holds.
-//! Objects that exist are left alone (kube reconciles only its autoupdate ones).
-//! The aggregated `admin`/`edit`/`view` roles and the controllers' roles are not yet written.
+//! policy writes it: Kubernetes' own test data for that policy (`bootstrap-policy/`, see its
+//! README) — `cluster-admin` bound to `system:masters`, the aggregated `admin`, `edit` and
+//! `view` with their `system:aggregate-to-*` parts, discovery, basic-user, public-info,
+//! monitoring and the system components' roles and bindings. Objects that exist are left
+//! alone (kube reconciles only its autoupdate ones).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::server::ServerState;
 use crate::store::Key;
 
-const GROUP: &str = "rbac.authorization.k8s.io";
+const CLUSTER_ROLES: &str = include_str!("bootstrap-policy/cluster-roles.yaml");
+const CLUSTER_ROLE_BINDINGS: &str = include_str!("bootstrap-policy/cluster-role-bindings.yaml");
 
-fn meta(name: &str) -> Value {
-    json!({"name": name,
-           "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
-           "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}})
-}
-
-fn cluster_role(name: &str, rules: Value) -> Value {
-    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-           "metadata": meta(name), "rules": rules})
-}
-
-fn binding(name: &str, groups: &[&str]) -> Value {
-    let subjects: Vec<Value> = groups
-        .iter()
-        .map(|g| json!({"apiGroup": GROUP, "kind": "Group", "name": g}))
-        .collect();
-    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-           "metadata": meta(name),
-           "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": name},
-           "subjects": subjects})
-}
-
-/// The bootstrap ClusterRoles and ClusterRoleBindings.
+/// The bootstrap ClusterRoles and ClusterRoleBindings with their store keys.
 pub fn objects() -> Vec<(Key, Value)> {
-    let roles = [
-        cluster_role(
-            "cluster-admin",
-            json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-                   {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
-        ),
-        cluster_role(
-            "system:discovery",
-            json!([{"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
-                    "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"],
-                    "verbs": ["get"]}]),
-        ),
-        cluster_role(
-            "system:basic-user",
-            json!([{"apiGroups": ["authorization.k8s.io"],
-                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-                    "verbs": ["create"]},
-                   {"apiGroups": ["authentication.k8s.io"],
-                    "resources": ["selfsubjectreviews"], "verbs": ["create"]}]),
-        ),
-        cluster_role(
-            "system:public-info-viewer",
-            json!([{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
-                    "verbs": ["get"]}]),
-        ),
-    ];
-    let bindings = [
-        binding("cluster-admin", &["system:masters"]),
-        binding("system:discovery", &["system:authenticated"]),
-        binding("system:basic-user", &["system:authenticated"]),
-        binding(
-            "system:public-info-viewer",
-            &["system:authenticated", "system:unauthenticated"],
-        ),
-    ];
     let mut out = Vec::new();
-    for r in roles {
-        let name = r["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        out.push((Key::new(&format!("{GROUP}/clusterroles"), "", &name), r));
-    }
-    for b in bindings {
-        let name = b["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        out.push((
-            Key::new(&format!("{GROUP}/clusterrolebindings"), "", &name),
-            b,
-        ));
+    for (text, resource) in [
+        (CLUSTER_ROLES, "clusterroles"),
+        (CLUSTER_ROLE_BINDINGS, "clusterrolebindings"),
+    ] {
+        let list: Value = match yaml_serde::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(error = %e, "the bootstrap RBAC policy does not parse");
+                continue;
+            }
+        };
+        for item in list
+            .get("items")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else {
+                continue;
+            };
+            let key = Key::new(&format!("rbac.authorization.k8s.io/{resource}"), "", name);
+            out.push((key, item.clone()));
+        }
     }
     out
 }
@@ -96,6 +48,46 @@ pub fn ensure(state: &ServerState) {
     for (key, obj) in objects() {
         if let Err(e) = crate::objects::create_if_missing(&state.store, &key, obj) {
             tracing::warn!(error = %e, "bootstrap RBAC policy");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubernetes_bootstrap_policy_is_embedded() {
+        let objects = objects();
+        let names = |r: &str| -> Vec<String> {
+            objects
+                .iter()
+                .filter(|(k, _)| k.resource.ends_with(r))
+                .map(|(k, _)| k.name.clone())
+                .collect()
+        };
+        assert_eq!(names("/clusterroles").len(), 31);
+        assert_eq!(names("/clusterrolebindings").len(), 12);
+        for role in [
+            "cluster-admin",
+            "admin",
+            "edit",
+            "view",
+            "system:aggregate-to-edit",
+        ] {
+            assert!(names("/clusterroles").contains(&role.to_string()), "{role}");
+        }
+        // Every binding names a role that is there.
+        for (k, b) in objects
+            .iter()
+            .filter(|(k, _)| k.resource.ends_with("/clusterrolebindings"))
+        {
+            let role = b.pointer("/roleRef/name").and_then(Value::as_str).unwrap();
+            assert!(
+                names("/clusterroles").contains(&role.to_string()),
+                "{}",
+                k.name
+            );
         }
     }
 }

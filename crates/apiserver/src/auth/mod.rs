@@ -4,6 +4,7 @@
 //! same uid); `Impersonate-*` headers then change who the request acts as. Authorization:
 //! every authenticated request (the default), or RBAC as kube-apiserver decides it.
 
+pub mod aggregation;
 pub mod attributes;
 pub mod bootstrap;
 pub mod impersonate;

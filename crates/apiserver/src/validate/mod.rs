@@ -171,7 +171,7 @@ fn items(v: Option<&Value>) -> &[Value] {
 }
 
 /// Whether a label selector selects these labels (matchLabels and matchExpressions).
-fn selector_matches(sel: &Value, labels: Option<&Value>) -> bool {
+pub(crate) fn selector_matches(sel: &Value, labels: Option<&Value>) -> bool {
     let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
     let labels_ok = sel
         .get("matchLabels")
