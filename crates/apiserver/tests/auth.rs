@@ -589,6 +589,69 @@ async fn rbac_decides_as_kubernetes() {
         "no"
     );
 
+    // Escalation: a namespace admin writes roles and bindings only for what it holds.
+    t.ok(&["-n", "team", "create", "serviceaccount", "lead"]);
+    t.ok(&[
+        "-n",
+        "team",
+        "create",
+        "rolebinding",
+        "lead-admin",
+        "--clusterrole=admin",
+        "--serviceaccount=team:lead",
+    ]);
+    let lead = t
+        .ok(&["-n", "team", "create", "token", "lead"])
+        .trim()
+        .to_string();
+    let as_lead = |yaml: &str| {
+        let out = t.kubectl_stdin(
+            &["--token", lead.as_str(), "-n", "team", "create", "-f", "-"],
+            Some(yaml),
+        );
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let role = |name: &str, group: &str, resource: &str| {
+        format!(
+        "{{\"apiVersion\": \"rbac.authorization.k8s.io/v1\", \"kind\": \"Role\", \"metadata\": {{\"name\": \"{name}\"}},
+          \"rules\": [{{\"apiGroups\": [\"{group}\"], \"resources\": [\"{resource}\"], \"verbs\": [\"list\"]}}]}}"
+    )
+    };
+    let binding = |name: &str, role: &str| {
+        format!(
+        "{{\"apiVersion\": \"rbac.authorization.k8s.io/v1\", \"kind\": \"RoleBinding\", \"metadata\": {{\"name\": \"{name}\"}},
+          \"roleRef\": {{\"apiGroup\": \"rbac.authorization.k8s.io\", \"kind\": \"ClusterRole\", \"name\": \"{role}\"}},
+          \"subjects\": [{{\"kind\": \"ServiceAccount\", \"name\": \"lead\"}}]}}"
+    )
+    };
+    assert!(as_lead(&role("read-cm", "", "configmaps")).0);
+    assert!(as_lead(&binding("lead-view", "view")).0);
+    let groups = "(groups=[\"system:serviceaccounts\" \"system:serviceaccounts:team\" \"system:authenticated\"])";
+    let (ok, err) = as_lead(&role("grab-nodes", "", "nodes"));
+    assert!(!ok);
+    assert!(
+        err.contains(&format!("roles.rbac.authorization.k8s.io \"grab-nodes\" is forbidden: user \"system:serviceaccount:team:lead\" {groups} is attempting to grant RBAC permissions not currently held:\n{{APIGroups:[\"\"], Resources:[\"nodes\"], Verbs:[\"list\"]}}")),
+        "{err}"
+    );
+    let (ok, err) = as_lead(&binding("steal", "cluster-admin"));
+    assert!(!ok);
+    assert!(
+        err.contains(&format!("rolebindings.rbac.authorization.k8s.io \"steal\" is forbidden: user \"system:serviceaccount:team:lead\" {groups} is attempting to grant RBAC permissions not currently held:\n")),
+        "{err}"
+    );
+    let written = t.ok(&["-n", "team", "get", "roles,rolebindings", "-o", "name"]);
+    assert!(
+        written.contains("role.rbac.authorization.k8s.io/read-cm"),
+        "{written}"
+    );
+    assert!(
+        !written.contains("grab-nodes") && !written.contains("steal"),
+        "{written}"
+    );
+
     // A token of a deleted service account is refused.
     t.ok(&["-n", "team", "delete", "serviceaccount", "viewer"]);
     let out = run(as_viewer(&["-n", "team", "get", "configmaps"]));

@@ -7,6 +7,7 @@
 pub mod aggregation;
 pub mod attributes;
 pub mod bootstrap;
+pub mod escalation;
 pub mod impersonate;
 pub mod rbac;
 pub mod review;

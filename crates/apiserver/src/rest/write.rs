@@ -148,6 +148,21 @@ fn check_namespace_field(req: &Req, obj: &mut Value) -> ApiResult<()> {
 }
 
 fn validate(req: &Req, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
+    // RBAC's storage refuses escalations before it validates.
+    if req.state.authorization == crate::auth::AuthorizationMode::Rbac
+        && !req.res.custom
+        && req.res.group == "rbac.authorization.k8s.io"
+    {
+        crate::auth::escalation::check(
+            &req.state.store,
+            &req.user,
+            &req.res.plural,
+            req.namespace(),
+            req.path.name.as_deref().unwrap_or(""),
+            obj,
+            old,
+        )?;
+    }
     let name = meta_str(obj, "name").unwrap_or("").to_string();
     let mut causes = objects::metadata_type_causes(obj);
     if old.is_none() {
