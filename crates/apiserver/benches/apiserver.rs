@@ -2,7 +2,7 @@
 //! physical limit of this machine's loopback + HTTP stack), in one run.
 //!
 //! `cargo bench -p tidegate-apiserver --bench apiserver` (add `-- N` for N objects, default
-//! 10,000). Both servers speak plain HTTP/1.1 so TLS cost is out of both sides; the client is the
+//! 10,000; add `rbac` to run only the RBAC comparison). Both servers speak plain HTTP/1.1 so TLS cost is out of both sides; the client is the
 //! same hyper client with 16 concurrent keep-alive connections.
 
 use bytes::Bytes;
@@ -151,6 +151,13 @@ async fn main() {
         .filter_map(|a| a.parse().ok())
         .next()
         .unwrap_or(10_000);
+    if std::env::args().any(|a| a == "rbac") {
+        let client: HttpClient = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(CONCURRENCY)
+            .build_http();
+        rbac(&client, n).await;
+        return;
+    }
     let rss0 = rss_bytes();
     let (server, _dir) = server(None).await;
     let base = server.url.clone();
@@ -318,6 +325,7 @@ async fn main() {
     println!("list body: {} bytes", list_body.len());
     server.shutdown().await;
     deployments(&client, n).await;
+    rbac(&client, n).await;
 }
 
 fn deployment_body(i: usize) -> Bytes {
@@ -390,6 +398,125 @@ async fn deployments(client: &HttpClient, n: usize) {
         "memory: RSS +{:.1} MiB for {n} Deployments = {:.0} bytes/Deployment",
         (after.saturating_sub(before)) as f64 / 1048576.0,
         after.saturating_sub(before) as f64 / n as f64
+    );
+    server.shutdown().await;
+}
+
+/// GETs under `--authorization-mode RBAC` with 1,000 bindings in the cluster: a service
+/// account (allowed by a RoleBinding to `view`) against the admin token (`system:masters`,
+/// allowed before RBAC is consulted), rounds alternated, the best of each kept.
+async fn rbac(client: &HttpClient, n: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = tidegate_apiserver::ApiServer::start(tidegate_apiserver::Config {
+        data_dir: Some(dir.path().to_path_buf()),
+        tls: false,
+        authorization: tidegate_apiserver::AuthorizationMode::Rbac,
+        ..Default::default()
+    })
+    .await
+    .expect("server");
+    let admin = server.credentials.token.clone();
+    if let Ok(mut t) = TOKEN.write() {
+        t.clone_from(&admin);
+    }
+    let base = server.url.clone();
+    let post = |path: &str, body: String| {
+        let url = format!("{base}{path}");
+        let admin = admin.clone();
+        async move { send(client, Method::POST, &url, &admin, Bytes::from(body)).await }
+    };
+    for i in 0..10 {
+        post(
+            "/api/v1/namespaces",
+            format!(r#"{{"metadata":{{"name":"team-{i}"}}}}"#),
+        )
+        .await;
+    }
+    // 1,000 bindings: 300 ClusterRoleBindings to users and groups, 700 RoleBindings spread over
+    // ten namespaces and default, one of them the service account's.
+    let b = base.clone();
+    run(client, 1_000, move |i| {
+        let subject = if i % 2 == 0 {
+            format!(r#"{{"kind":"User","name":"user-{i}"}}"#)
+        } else {
+            format!(r#"{{"kind":"Group","name":"group-{i}"}}"#)
+        };
+        let (path, ns) = match i {
+            0..300 => ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings".to_string(), String::new()),
+            _ => {
+                let ns = if i % 11 == 0 { "default".to_string() } else { format!("team-{}", i % 10) };
+                (format!("/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings"), ns)
+            }
+        };
+        let ns_field = if ns.is_empty() { String::new() } else { format!(r#","namespace":"{ns}""#) };
+        let role = if i == 999 { "view".to_string() } else { ["view", "edit", "admin"][i % 3].to_string() };
+        let subjects = if i == 999 {
+            r#"{"kind":"ServiceAccount","name":"bench","namespace":"default"}"#.to_string()
+        } else {
+            subject
+        };
+        let kind = if ns.is_empty() { "ClusterRoleBinding" } else { "RoleBinding" };
+        let name = if i == 999 { "bench-view".to_string() } else { format!("binding-{i}") };
+        let path = if i == 999 { "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings".to_string() } else { path };
+        let ns_field = if i == 999 { r#","namespace":"default""#.to_string() } else { ns_field };
+        (
+            Method::POST,
+            format!("{b}{path}"),
+            Bytes::from(format!(
+                r#"{{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"{kind}","metadata":{{"name":"{name}"{ns_field}}},"roleRef":{{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"{role}"}},"subjects":[{subjects}]}}"#
+            )),
+        )
+    })
+    .await;
+    post(
+        "/api/v1/namespaces/default/serviceaccounts",
+        r#"{"metadata":{"name":"bench"}}"#.into(),
+    )
+    .await;
+    let issued = post(
+        "/api/v1/namespaces/default/serviceaccounts/bench/token",
+        r#"{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}"#.into(),
+    )
+    .await;
+    let sa: String = serde_json::from_slice::<serde_json::Value>(&issued)
+        .ok()
+        .and_then(|v| v["status"]["token"].as_str().map(str::to_string))
+        .expect("service account token");
+    let objects = n.min(1_000);
+    let b = base.clone();
+    run(client, objects, move |i| {
+        (
+            Method::POST,
+            format!("{b}/api/v1/namespaces/default/configmaps"),
+            cm_body(i),
+        )
+    })
+    .await;
+    let gets = |token: String| {
+        if let Ok(mut t) = TOKEN.write() {
+            *t = token;
+        }
+        let b = base.clone();
+        run(client, n, move |i| {
+            (
+                Method::GET,
+                format!(
+                    "{b}/api/v1/namespaces/default/configmaps/cm-{}",
+                    i % objects
+                ),
+                Bytes::new(),
+            )
+        })
+    };
+    let (mut best_admin, mut best_sa) = (0f64, 0f64);
+    for _ in 0..3 {
+        best_admin = best_admin.max(gets(admin.clone()).await);
+        best_sa = best_sa.max(gets(sa.clone()).await);
+    }
+    println!(
+        "rbac: 1,000 bindings, {n} GETs x 3 rounds each: admin {best_admin:.0}/s, service account {best_sa:.0}/s, ratio {:.2} (cost {:.1} %)",
+        best_sa / best_admin,
+        (1.0 - best_sa / best_admin) * 100.0
     );
     server.shutdown().await;
 }

@@ -94,6 +94,8 @@ pub struct ServerState {
     pub types: crate::fieldmanager::TypeCache,
     /// Serializes changes to what CRDs serve.
     crd_sync: std::sync::Mutex<()>,
+    /// The RBAC index decisions read.
+    rbac: crate::auth::rbac::Cache,
     /// How requests are authorized.
     pub authorization: crate::auth::AuthorizationMode,
 }
@@ -104,10 +106,15 @@ impl ServerState {
         match self.authorization {
             crate::auth::AuthorizationMode::AlwaysAllow => Ok(()),
             crate::auth::AuthorizationMode::Rbac => {
-                let d = crate::auth::rbac::authorize(&self.store, a);
+                let d = crate::auth::rbac::authorize(&self.rbac_index(), a);
                 if d.allowed { Ok(()) } else { Err(d.reason) }
             }
         }
+    }
+
+    /// The RBAC objects as of now, indexed for decisions.
+    pub fn rbac_index(&self) -> Arc<crate::auth::rbac::RbacIndex> {
+        self.rbac.index(&self.store)
     }
 
     /// The admin bearer token.
@@ -201,6 +208,7 @@ impl ApiServer {
             requests: AtomicU64::new(0),
             types: Default::default(),
             crd_sync: Default::default(),
+            rbac: Default::default(),
             authorization: config.authorization,
         });
         bootstrap(&state);

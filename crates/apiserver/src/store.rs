@@ -188,6 +188,8 @@ struct Index {
     by_uid: HashMap<String, Key>,
     dependents: HashMap<String, BTreeSet<Key>>,
     per_namespace: HashMap<String, usize>,
+    /// The revision of the last write to each resource written since the store opened.
+    written: HashMap<String, u64>,
     rv: u64,
     log: VecDeque<Arc<StoreEvent>>,
     /// The sum of the logged events' `bytes`.
@@ -343,6 +345,7 @@ impl Store {
             by_uid: HashMap::new(),
             dependents: HashMap::new(),
             per_namespace: HashMap::new(),
+            written: HashMap::new(),
             rv: 0,
             log: VecDeque::new(),
             log_bytes: 0,
@@ -435,6 +438,18 @@ impl Store {
     /// The current revision.
     pub fn revision(&self) -> u64 {
         self.read().rv
+    }
+
+    /// The revision of the last write to any of `resources` since the store opened (0 when
+    /// none was written): it changes exactly when one of them did.
+    pub fn last_written(&self, resources: &[&str]) -> u64 {
+        let idx = self.read();
+        resources
+            .iter()
+            .filter_map(|r| idx.written.get(*r))
+            .max()
+            .copied()
+            .unwrap_or(0)
     }
 
     /// One object.
@@ -615,6 +630,12 @@ impl Store {
             idx.objects.insert(key.clone(), json.clone());
         }
         idx.rv = rv;
+        match idx.written.get_mut(&key.resource) {
+            Some(at) => *at = rv,
+            None => {
+                idx.written.insert(key.resource.clone(), rv);
+            }
+        }
         let bytes = json.len() + prev_json.as_ref().map_or(0, Bytes::len);
         let event = Arc::new(StoreEvent {
             rv,

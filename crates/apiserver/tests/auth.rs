@@ -90,6 +90,42 @@ async fn reviews_tokens_and_identity() {
     assert!(err.contains("Unauthorized"), "{err}");
     assert_eq!(review(token)["status"]["authenticated"], false);
 
+    // A token bound to a Secret ends with it, though its service account lives on.
+    t.ok(&["-n", "team", "create", "serviceaccount", "bound"]);
+    t.ok(&["-n", "team", "create", "secret", "generic", "holder"]);
+    let bound = t.ok(&[
+        "-n",
+        "team",
+        "create",
+        "token",
+        "bound",
+        "--bound-object-kind=Secret",
+        "--bound-object-name=holder",
+    ]);
+    let bound = bound.trim();
+    let who = t.ok(&[
+        "--token",
+        bound,
+        "auth",
+        "whoami",
+        "-o",
+        "jsonpath={.status.userInfo.username}",
+    ]);
+    assert_eq!(who, "system:serviceaccount:team:bound");
+    let err = t.fails(&[
+        "-n",
+        "team",
+        "create",
+        "token",
+        "bound",
+        "--bound-object-kind=Secret",
+        "--bound-object-name=nowhere",
+    ]);
+    assert!(err.contains("secrets \"nowhere\" not found"), "{err}");
+    t.ok(&["-n", "team", "delete", "secret", "holder"]);
+    let err = t.fails(&["--token", bound, "get", "pods"]);
+    assert!(err.contains("Unauthorized"), "{err}");
+
     // The issuer's documents.
     let oidc: Value =
         serde_json::from_str(&t.ok(&["get", "--raw", "/.well-known/openid-configuration"]))

@@ -8,9 +8,8 @@ use serde_json::Value;
 
 use super::UserInfo;
 use super::attributes::Attributes;
-use super::rbac::{PRIVILEGED_GROUP, PolicyRule};
+use super::rbac::{PRIVILEGED_GROUP, PolicyRule, RbacIndex};
 use crate::error::{ApiError, ApiResult};
-use crate::store::{Key, Store};
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 
@@ -155,12 +154,12 @@ fn compact_string(r: &PolicyRule) -> String {
 /// kube's `ConfirmNoEscalation`: `Err` with its message when `user` does not hold `rules` in
 /// `namespace`.
 pub fn confirm_no_escalation(
-    store: &Store,
+    rbac: &RbacIndex,
     user: &UserInfo,
     namespace: &str,
     rules: &[PolicyRule],
 ) -> Result<(), String> {
-    let (owner, errors) = super::rbac::rules_for(store, user, namespace);
+    let (owner, errors) = super::rbac::rules_for(rbac, user, namespace);
     let missing = uncovered(&owner, rules);
     if missing.is_empty() {
         return Ok(());
@@ -209,7 +208,7 @@ fn only_gc_fields(old: &Value, new: &Value) -> bool {
 
 /// What the user may do, asked of the authorizer.
 fn may(
-    store: &Store,
+    rbac: &RbacIndex,
     user: &UserInfo,
     verb: &str,
     resource: &str,
@@ -227,13 +226,13 @@ fn may(
         name: name.into(),
         ..Default::default()
     };
-    super::rbac::authorize(store, &a).allowed
+    super::rbac::authorize(rbac, &a).allowed
 }
 
 /// The check for a write of `obj` (replacing `old`) to `resource` of the RBAC group in
 /// `namespace`; `url_name` is the name the request URL carries ("" for a create).
 pub fn check(
-    store: &Store,
+    rbac: &RbacIndex,
     user: &UserInfo,
     resource: &str,
     namespace: &str,
@@ -254,10 +253,10 @@ pub fn check(
     let forbidden = |why: &str| ApiError::forbidden_request(GROUP, resource, name, why);
     match resource {
         "roles" | "clusterroles" => {
-            if may(store, user, "escalate", resource, namespace, url_name) {
+            if may(rbac, user, "escalate", resource, namespace, url_name) {
                 return Ok(());
             }
-            confirm_no_escalation(store, user, namespace, &rules_of(obj))
+            confirm_no_escalation(rbac, user, namespace, &rules_of(obj))
                 .map_err(|m| forbidden(&m))?;
             if resource == "clusterroles"
                 && obj.get("aggregationRule").is_some_and(|a| !a.is_null())
@@ -275,7 +274,7 @@ pub fn check(
                         ..Default::default()
                     },
                 ];
-                confirm_no_escalation(store, user, namespace, &full).map_err(|_| {
+                confirm_no_escalation(rbac, user, namespace, &full).map_err(|_| {
                     forbidden("must have cluster-admin privileges to use the aggregationRule")
                 })?;
             }
@@ -295,7 +294,7 @@ pub fn check(
                 "Role" => "roles",
                 _ => return Err(forbidden("unknown role reference kind")),
             };
-            if may(store, user, "bind", role_resource, namespace, role) {
+            if may(rbac, user, "bind", role_resource, namespace, role) {
                 return Ok(());
             }
             let role_ns = if role_resource == "roles" {
@@ -303,15 +302,10 @@ pub fn check(
             } else {
                 ""
             };
-            let found = store
-                .get(&Key::new(
-                    &format!("{GROUP}/{role_resource}"),
-                    role_ns,
-                    role,
-                ))
+            let found = rbac
+                .role(role_ns, role)
                 .ok_or_else(|| ApiError::not_found(GROUP, role_resource, role))?;
-            confirm_no_escalation(store, user, namespace, &rules_of(&found))
-                .map_err(|m| forbidden(&m))
+            confirm_no_escalation(rbac, user, namespace, found).map_err(|m| forbidden(&m))
         }
         _ => Ok(()),
     }

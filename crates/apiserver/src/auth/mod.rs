@@ -79,15 +79,30 @@ pub fn user_of_token(state: &ServerState, token: &str) -> Option<UserInfo> {
     }
     let claims = state.issuer.verify(token, now())?;
     // A token stops working when its service account is deleted (or replaced).
-    let sa = state.store.get(&Key::new(
-        "/serviceaccounts",
-        &claims.namespace,
-        &claims.name,
-    ))?;
-    if !claims.uid.is_empty()
-        && sa.pointer("/metadata/uid").and_then(Value::as_str) != Some(claims.uid.as_str())
-    {
+    let sa_key = Key::new("/serviceaccounts", &claims.namespace, &claims.name);
+    if claims.uid.is_empty() {
+        state.store.get(&sa_key)?;
+    } else if state.store.key_of_uid(&claims.uid).as_ref() != Some(&sa_key) {
         return None;
+    }
+    // A bound token also stops with its Pod or Secret.
+    if let Some(b) = &claims.bound {
+        let resource = match b.kind.as_str() {
+            "Pod" => "/pods",
+            "Secret" => "/secrets",
+            _ => "/nodes",
+        };
+        let ns = if b.kind == "Node" {
+            ""
+        } else {
+            &claims.namespace
+        };
+        let obj = state.store.get(&Key::new(resource, ns, &b.name))?;
+        if !b.uid.is_empty()
+            && obj.pointer("/metadata/uid").and_then(Value::as_str) != Some(b.uid.as_str())
+        {
+            return None;
+        }
     }
     Some(UserInfo {
         username: format!("system:serviceaccount:{}:{}", claims.namespace, claims.name),

@@ -2,15 +2,17 @@
 //! allowed when a rule of a role bound to the user allows it — ClusterRoleBindings for every
 //! namespace, RoleBindings (to a Role of their namespace or to a ClusterRole) for theirs.
 //! Members of `system:masters` are allowed everything first, as kube-apiserver's privileged
-//! group authorizer allows them. Rules are read from the store on each decision.
+//! group authorizer allows them. Decisions read an index of the store's roles and bindings ([`Cache`]), rebuilt
+//! after any of them is written.
 
 use serde_json::Value;
 
 use super::UserInfo;
 use super::attributes::Attributes;
-use crate::store::{Key, Store};
+use std::collections::HashMap;
+use std::sync::Arc;
 
-const GROUP: &str = "rbac.authorization.k8s.io";
+use crate::store::Store;
 
 /// The group allowed everything.
 pub const PRIVILEGED_GROUP: &str = "system:masters";
@@ -95,18 +97,16 @@ impl Subject {
                     &self.namespace
                 };
                 !ns.is_empty()
-                    && user.username == format!("system:serviceaccount:{ns}:{}", self.name)
+                    && user
+                        .username
+                        .strip_prefix("system:serviceaccount:")
+                        .and_then(|rest| rest.strip_prefix(ns))
+                        .and_then(|rest| rest.strip_prefix(':'))
+                        == Some(self.name.as_str())
             }
             _ => false,
         }
     }
-}
-
-fn subjects(binding: &Value) -> Vec<Subject> {
-    binding
-        .get("subjects")
-        .and_then(|s| serde_json::from_value(s.clone()).ok())
-        .unwrap_or_default()
 }
 
 fn rules(role: &Value) -> Vec<PolicyRule> {
@@ -115,35 +115,38 @@ fn rules(role: &Value) -> Vec<PolicyRule> {
         .unwrap_or_default()
 }
 
-/// Where a rule came from, as kube names it in its reasons.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Source {
+/// Where a rule came from, as kube names it in its reasons (borrowed from the index: made
+/// for every binding visited, described only when a reason needs it).
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
     /// `ClusterRoleBinding` or `RoleBinding`.
     pub binding_kind: &'static str,
     /// The binding's name.
-    pub binding: String,
+    pub binding: &'a str,
     /// The binding's namespace (RoleBindings).
-    pub namespace: String,
+    pub namespace: &'a str,
     /// `ClusterRole` or `Role`.
-    pub role_kind: String,
+    pub role_kind: &'a str,
     /// The role's name.
-    pub role: String,
-    /// The subject that matched, as kube describes it (`Group "devs"`, `ServiceAccount
-    /// "name/namespace"`).
-    pub subject: String,
+    pub role: &'a str,
+    /// The subject that matched.
+    subject: &'a Subject,
 }
 
-impl std::fmt::Display for Source {
+impl std::fmt::Display for Source<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let binding = if self.namespace.is_empty() {
-            self.binding.clone()
+            self.binding.to_string()
         } else {
             format!("{}/{}", self.binding, self.namespace)
         };
         write!(
             f,
             "{} {binding:?} of {} {:?} to {}",
-            self.binding_kind, self.role_kind, self.role, self.subject
+            self.binding_kind,
+            self.role_kind,
+            self.role,
+            self.subject.describe(self.namespace)
         )
     }
 }
@@ -164,79 +167,228 @@ impl Subject {
     }
 }
 
-/// The first subject of `binding` that is `user`, described.
-fn matching_subject(binding: &Value, user: &UserInfo, namespace: &str) -> Option<String> {
-    subjects(binding)
-        .iter()
-        .find(|s| s.applies_to(user, namespace))
-        .map(|s| s.describe(namespace))
+/// A binding as the authorizer needs it.
+#[derive(Debug)]
+struct Binding {
+    name: String,
+    role_kind: String,
+    role: String,
+    subjects: Vec<Subject>,
+}
+
+/// The bindings of one namespace (or the ClusterRoleBindings), in the store's order, with the
+/// positions of those naming each user and group.
+#[derive(Debug, Default)]
+struct Bindings {
+    all: Vec<Binding>,
+    by_user: HashMap<String, Vec<usize>>,
+    by_group: HashMap<String, Vec<usize>>,
+}
+
+impl Bindings {
+    fn push(&mut self, b: Binding, namespace: &str) {
+        let at = self.all.len();
+        for s in &b.subjects {
+            let user = match s.kind.as_str() {
+                "User" => Some(s.name.clone()),
+                "ServiceAccount" => {
+                    let ns = if s.namespace.is_empty() {
+                        namespace
+                    } else {
+                        &s.namespace
+                    };
+                    (!ns.is_empty()).then(|| format!("system:serviceaccount:{ns}:{}", s.name))
+                }
+                _ => None,
+            };
+            let slot = match (user, s.kind.as_str()) {
+                (Some(u), _) => self.by_user.entry(u).or_default(),
+                (None, "Group") => self.by_group.entry(s.name.clone()).or_default(),
+                _ => continue,
+            };
+            if slot.last() != Some(&at) {
+                slot.push(at);
+            }
+        }
+        self.all.push(b);
+    }
+
+    /// The bindings that may name `user`, in order.
+    fn for_user(&self, user: &UserInfo) -> Vec<&Binding> {
+        let mut at: Vec<usize> = self
+            .by_user
+            .get(&user.username)
+            .into_iter()
+            .chain(user.groups.iter().filter_map(|g| self.by_group.get(g)))
+            .flatten()
+            .copied()
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        at.into_iter().filter_map(|i| self.all.get(i)).collect()
+    }
+}
+
+/// The RBAC objects of a store, parsed and indexed by subject: what every decision reads.
+#[derive(Debug, Default)]
+pub struct RbacIndex {
+    cluster_bindings: Bindings,
+    role_bindings: HashMap<String, Bindings>,
+    cluster_roles: HashMap<String, Vec<PolicyRule>>,
+    roles: HashMap<(String, String), Vec<PolicyRule>>,
+}
+
+/// The RBAC resources, as the store names them.
+pub const RESOURCES: [&str; 4] = [
+    "rbac.authorization.k8s.io/clusterrolebindings",
+    "rbac.authorization.k8s.io/rolebindings",
+    "rbac.authorization.k8s.io/clusterroles",
+    "rbac.authorization.k8s.io/roles",
+];
+
+fn binding_of(obj: &Value) -> Binding {
+    let s = |p: &str| {
+        obj.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    Binding {
+        name: s("/metadata/name"),
+        role_kind: s("/roleRef/kind"),
+        role: s("/roleRef/name"),
+        subjects: obj
+            .get("subjects")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default(),
+    }
+}
+
+impl RbacIndex {
+    /// Reads and indexes the store's roles and bindings.
+    pub fn build(store: &Store) -> RbacIndex {
+        let mut index = RbacIndex::default();
+        let [crbs, rbs, crs, rs] = RESOURCES;
+        for (_, b) in store.list(crbs, None, None).0 {
+            index.cluster_bindings.push(binding_of(&b), "");
+        }
+        for (key, b) in store.list(rbs, None, None).0 {
+            index
+                .role_bindings
+                .entry(key.namespace.clone())
+                .or_default()
+                .push(binding_of(&b), &key.namespace);
+        }
+        for (key, r) in store.list(crs, None, None).0 {
+            index.cluster_roles.insert(key.name.clone(), rules(&r));
+        }
+        for (key, r) in store.list(rs, None, None).0 {
+            index
+                .roles
+                .insert((key.namespace.clone(), key.name.clone()), rules(&r));
+        }
+        index
+    }
+
+    /// The rules of the ClusterRole `name` (namespace "") or the Role `namespace/name`.
+    pub fn role(&self, namespace: &str, name: &str) -> Option<&[PolicyRule]> {
+        if namespace.is_empty() {
+            self.cluster_roles.get(name).map(Vec::as_slice)
+        } else {
+            self.roles
+                .get(&(namespace.to_string(), name.to_string()))
+                .map(Vec::as_slice)
+        }
+    }
+}
+
+/// A store's [`RbacIndex`], rebuilt when an RBAC object was written since it was made.
+#[derive(Default)]
+pub struct Cache {
+    current: std::sync::RwLock<Option<(u64, Arc<RbacIndex>)>>,
+}
+
+impl Cache {
+    /// The index of `store` as of now.
+    pub fn index(&self, store: &Store) -> Arc<RbacIndex> {
+        // Read before building: a write landing during the build leaves the index marked
+        // older than its content, so the next call builds again.
+        let written = store.last_written(&RESOURCES);
+        if let Some((at, index)) = self
+            .current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            && *at == written
+        {
+            return index.clone();
+        }
+        let index = Arc::new(RbacIndex::build(store));
+        let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
+        if current.as_ref().is_none_or(|(at, _)| *at <= written) {
+            *current = Some((written, index.clone()));
+        }
+        index
+    }
 }
 
 /// kube's `VisitRulesFor`: every rule bound to `user` that applies in `namespace` (cluster
 /// bindings first), with its source, or the error of a role that could not be found. The
 /// visitor returns false to stop.
 pub fn visit_rules(
-    store: &Store,
+    index: &RbacIndex,
     user: &UserInfo,
     namespace: &str,
     mut visit: impl FnMut(&Source, Result<&PolicyRule, String>) -> bool,
 ) {
-    let (crbs, _) = store.list(&format!("{GROUP}/clusterrolebindings"), None, None);
-    if !visit_bindings(store, user, "", &crbs, &mut visit) || namespace.is_empty() {
+    if !visit_bindings(index, user, "", &index.cluster_bindings, &mut visit) || namespace.is_empty()
+    {
         return;
     }
-    let (rbs, _) = store.list(&format!("{GROUP}/rolebindings"), Some(namespace), None);
-    visit_bindings(store, user, namespace, &rbs, &mut visit);
+    if let Some(rbs) = index.role_bindings.get(namespace) {
+        visit_bindings(index, user, namespace, rbs, &mut visit);
+    }
 }
 
 /// Visits the rules of the bindings (of `namespace`, "" for ClusterRoleBindings) that name
 /// `user`; false when the visitor stopped.
 fn visit_bindings(
-    store: &Store,
+    index: &RbacIndex,
     user: &UserInfo,
     namespace: &str,
-    bindings: &[(Key, std::sync::Arc<Value>)],
+    bindings: &Bindings,
     visit: &mut impl FnMut(&Source, Result<&PolicyRule, String>) -> bool,
 ) -> bool {
-    for (_, b) in bindings {
-        let Some(subject) = matching_subject(b, user, namespace) else {
+    for b in bindings.for_user(user) {
+        let Some(subject) = b.subjects.iter().find(|s| s.applies_to(user, namespace)) else {
             continue;
         };
-        let role = b
-            .pointer("/roleRef/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let kind = b
-            .pointer("/roleRef/kind")
-            .and_then(Value::as_str)
-            .unwrap_or("");
         let source = Source {
             binding_kind: if namespace.is_empty() {
                 "ClusterRoleBinding"
             } else {
                 "RoleBinding"
             },
-            binding: name_of(b),
-            namespace: namespace.to_string(),
-            role_kind: kind.to_string(),
-            role: role.to_string(),
+            binding: &b.name,
+            namespace,
+            role_kind: &b.role_kind,
+            role: &b.role,
             subject,
         };
         // ClusterRoleBindings may only name ClusterRoles; RoleBindings either.
-        let found = match kind {
-            "ClusterRole" => Ok(store.get(&Key::new(&format!("{GROUP}/clusterroles"), "", role))),
-            "Role" if !namespace.is_empty() => {
-                Ok(store.get(&Key::new(&format!("{GROUP}/roles"), namespace, role)))
-            }
+        let found = match b.role_kind.as_str() {
+            "ClusterRole" => Ok(index.role("", &b.role)),
+            "Role" if !namespace.is_empty() => Ok(index.role(namespace, &b.role)),
             other => Err(format!("unsupported role reference kind: {other:?}")),
         };
         let keep_going = match found {
-            Ok(Some(r)) => rules(&r).iter().all(|rule| visit(&source, Ok(rule))),
+            Ok(Some(rules)) => rules.iter().all(|rule| visit(&source, Ok(rule))),
             Ok(None) => visit(
                 &source,
                 Err(format!(
-                    "{}.rbac.authorization.k8s.io {role:?} not found",
-                    kind.to_ascii_lowercase()
+                    "{}.rbac.authorization.k8s.io {:?} not found",
+                    b.role_kind.to_ascii_lowercase(),
+                    b.role
                 )),
             ),
             Err(e) => visit(&source, Err(e)),
@@ -246,13 +398,6 @@ fn visit_bindings(
         }
     }
     true
-}
-
-fn name_of(obj: &Value) -> String {
-    obj.pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// An authorization decision and kube's reason for it.
@@ -265,7 +410,7 @@ pub struct Decision {
 }
 
 /// Decides a request: `system:masters` first, then RBAC.
-pub fn authorize(store: &Store, a: &Attributes) -> Decision {
+pub fn authorize(index: &RbacIndex, a: &Attributes) -> Decision {
     if a.user.groups.iter().any(|g| g == PRIVILEGED_GROUP) {
         return Decision {
             allowed: true,
@@ -274,7 +419,7 @@ pub fn authorize(store: &Store, a: &Attributes) -> Decision {
     }
     let mut errors: Vec<String> = Vec::new();
     let mut allowed_by: Option<String> = None;
-    visit_rules(store, &a.user, &a.namespace, |source, rule| match rule {
+    visit_rules(index, &a.user, &a.namespace, |source, rule| match rule {
         Ok(rule) if rule.allows(a) => {
             allowed_by = Some(format!("RBAC: allowed by {source}"));
             false
@@ -304,13 +449,13 @@ pub fn authorize(store: &Store, a: &Attributes) -> Decision {
 /// Every rule that applies to `user` in `namespace` (`SelfSubjectRulesReview`), and whether
 /// some could not be read.
 pub fn rules_for(
-    store: &Store,
+    index: &RbacIndex,
     user: &UserInfo,
     namespace: &str,
 ) -> (Vec<PolicyRule>, Vec<String>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    visit_rules(store, user, namespace, |_, rule| {
+    visit_rules(index, user, namespace, |_, rule| {
         match rule {
             Ok(r) => out.push(r.clone()),
             Err(e) => errors.push(e),
@@ -323,6 +468,9 @@ pub fn rules_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Key;
+
+    const GROUP: &str = "rbac.authorization.k8s.io";
 
     fn split(s: &str) -> Vec<String> {
         s.split(',').map(str::to_string).collect()
@@ -428,13 +576,13 @@ mod tests {
                 create(&store, resource, ns, &name, obj);
             }
             for r in case["pass"].as_array().unwrap() {
-                let d = authorize(&store, &request(r));
+                let d = authorize(&RbacIndex::build(&store), &request(r));
                 assert!(d.allowed, "case {i}: incorrectly restricted {r}");
                 assert!(d.reason.starts_with("RBAC: allowed by "), "{}", d.reason);
             }
             for r in case["fail"].as_array().unwrap() {
                 assert!(
-                    !authorize(&store, &request(r)).allowed,
+                    !authorize(&RbacIndex::build(&store), &request(r)).allowed,
                     "case {i}: incorrectly passed {r}"
                 );
             }
@@ -485,7 +633,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            authorize(&store, &a),
+            authorize(&RbacIndex::build(&store), &a),
             Decision {
                 allowed: true,
                 reason: "RBAC: allowed by RoleBinding \"viewers/team\" of ClusterRole \"view\" to ServiceAccount \"ci/team\"".into()
@@ -494,7 +642,7 @@ mod tests {
         let mut denied = a.clone();
         denied.verb = "delete".into();
         assert_eq!(
-            authorize(&store, &denied),
+            authorize(&RbacIndex::build(&store), &denied),
             Decision {
                 allowed: false,
                 reason: "RBAC: clusterrole.rbac.authorization.k8s.io \"missing\" not found".into()
@@ -502,6 +650,72 @@ mod tests {
         );
         let mut admin = denied.clone();
         admin.user.groups.push(PRIVILEGED_GROUP.into());
-        assert!(authorize(&store, &admin).allowed);
+        assert!(authorize(&RbacIndex::build(&store), &admin).allowed);
+    }
+
+    #[test]
+    fn the_cached_index_follows_every_rbac_write() {
+        let store = Store::open(None).unwrap();
+        let cache = Cache::default();
+        let a = Attributes {
+            user: UserInfo {
+                username: "jane".into(),
+                ..Default::default()
+            },
+            verb: "list".into(),
+            resource_request: true,
+            resource: "secrets".into(),
+            namespace: "team".into(),
+            ..Default::default()
+        };
+        assert!(!authorize(&cache.index(&store), &a).allowed);
+        create(
+            &store,
+            "roles",
+            "team",
+            "reader",
+            serde_json::json!({"metadata": {"name": "reader", "namespace": "team"},
+            "rules": [{"verbs": ["list"], "apiGroups": [""], "resources": ["secrets"]}]}),
+        );
+        let first = cache.index(&store);
+        assert!(
+            Arc::ptr_eq(&first, &cache.index(&store)),
+            "kept while unchanged"
+        );
+        assert!(
+            !authorize(&first, &a).allowed,
+            "a role alone grants nothing"
+        );
+        create(
+            &store,
+            "rolebindings",
+            "team",
+            "jane",
+            serde_json::json!({"metadata": {"name": "jane", "namespace": "team"},
+            "roleRef": {"kind": "Role", "name": "reader"},
+            "subjects": [{"kind": "User", "name": "jane"}]}),
+        );
+        assert!(authorize(&cache.index(&store), &a).allowed, "binding seen");
+        // A write elsewhere keeps the index.
+        let kept = cache.index(&store);
+        crate::objects::create_if_missing(
+            &store,
+            &Key::new("/configmaps", "team", "c"),
+            serde_json::json!({"metadata": {"name": "c", "namespace": "team"}}),
+        )
+        .unwrap();
+        assert!(Arc::ptr_eq(&kept, &cache.index(&store)));
+        store
+            .mutate::<crate::store::StoreError>(
+                &Key::new(&format!("{GROUP}/roles"), "team", "reader"),
+                |_| Ok(crate::store::Change::Delete),
+            )
+            .unwrap();
+        let d = authorize(&cache.index(&store), &a);
+        assert!(!d.allowed, "role deletion seen");
+        assert_eq!(
+            d.reason,
+            "RBAC: role.rbac.authorization.k8s.io \"reader\" not found"
+        );
     }
 }

@@ -77,7 +77,7 @@ fn access_status(req: &Req, a: &Attributes) -> Value {
     match req.state.authorization {
         AuthorizationMode::AlwaysAllow => json!({"allowed": true, "reason": ALLOWED_REASON}),
         AuthorizationMode::Rbac => {
-            let d = super::rbac::authorize(&req.state.store, a);
+            let d = super::rbac::authorize(&req.state.rbac_index(), a);
             let mut status = json!({"allowed": d.allowed});
             if !d.reason.is_empty() {
                 status["reason"] = json!(d.reason);
@@ -112,7 +112,7 @@ fn rules_status(req: &Req, namespace: &str) -> Value {
         }
         AuthorizationMode::Rbac => (Vec::new(), Vec::new(), Vec::new()),
     };
-    let (rules, errs) = super::rbac::rules_for(&req.state.store, &req.user, namespace);
+    let (rules, errs) = super::rbac::rules_for(&req.state.rbac_index(), &req.user, namespace);
     errors.extend(errs);
     for r in rules {
         if !r.resources.is_empty() {
@@ -191,6 +191,57 @@ pub fn answer(req: &Req, mut obj: Value) -> Option<ApiResult<Response>> {
     Some(Ok(req.respond_object(StatusCode::CREATED, &obj)))
 }
 
+/// A TokenRequest's `spec.boundObjectRef`, checked as kube checks it: a Pod, Secret or Node
+/// that exists (with the uid given, if any).
+fn bound_object(
+    req: &Req,
+    name: &str,
+    body: &Value,
+) -> ApiResult<Option<super::tokens::BoundObject>> {
+    let Some(r) = body
+        .pointer("/spec/boundObjectRef")
+        .filter(|r| !r.is_null())
+    else {
+        return Ok(None);
+    };
+    let field = |f: &str| r.get(f).and_then(Value::as_str).unwrap_or_default();
+    let (kind, obj_name, uid) = (field("kind"), field("name"), field("uid"));
+    let (resource, ns) = match kind {
+        "Pod" => ("pods", req.namespace()),
+        "Secret" => ("secrets", req.namespace()),
+        "Node" => ("nodes", ""),
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "cannot bind token for serviceaccount {name:?} to object of kind {other:?}"
+            )));
+        }
+    };
+    let obj = req
+        .state
+        .store
+        .get(&Key::new(&format!("/{resource}"), ns, obj_name))
+        .ok_or_else(|| ApiError::not_found("", resource, obj_name))?;
+    let actual = obj
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !uid.is_empty() && uid != actual {
+        return Err(ApiError::conflict(
+            "",
+            resource,
+            obj_name,
+            &format!(
+                "the UID in the bound object reference ({uid}) does not match the UID in record. The object might have been deleted and then recreated"
+            ),
+        ));
+    }
+    Ok(Some(super::tokens::BoundObject {
+        kind: kind.into(),
+        name: obj_name.into(),
+        uid: actual.into(),
+    }))
+}
+
 /// `POST …/serviceaccounts/<name>/token`: a `TokenRequest` answered with a signed token.
 pub fn token_request(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> {
     let body = req.decode_options(body, "TokenRequest")?;
@@ -230,11 +281,20 @@ pub fn token_request(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> 
         .pointer("/metadata/uid")
         .and_then(Value::as_str)
         .unwrap_or("");
+    let bound = bound_object(req, name, &body)?;
     let issued_at = now();
     let token = req
         .state
         .issuer
-        .issue(req.namespace(), name, uid, &audiences, issued_at, seconds)
+        .issue(
+            req.namespace(),
+            name,
+            uid,
+            &audiences,
+            issued_at,
+            seconds,
+            bound.as_ref(),
+        )
         .ok_or_else(|| ApiError::internal("signing the token failed"))?;
     let expires = chrono::DateTime::from_timestamp(issued_at + seconds, 0)
         .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
@@ -249,7 +309,7 @@ pub fn token_request(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> 
         "apiVersion": "authentication.k8s.io/v1",
         "metadata": {"name": name, "namespace": req.namespace(), "creationTimestamp": crate::objects::now()},
         "spec": {"audiences": audiences, "expirationSeconds": seconds,
-            "boundObjectRef": body.pointer("/spec/boundObjectRef").cloned().unwrap_or(Value::Null)},
+            "boundObjectRef": bound.map(|b| json!({"kind": b.kind, "apiVersion": "v1", "name": b.name, "uid": b.uid})).unwrap_or(Value::Null)},
         "status": {"token": token, "expirationTimestamp": expires},
     });
     Ok(crate::http::respond(

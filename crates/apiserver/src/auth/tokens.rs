@@ -33,6 +33,23 @@ pub enum IssuerError {
 pub struct Issuer {
     key: EcdsaKeyPair,
     kid: String,
+    /// Tokens already verified, so that a client's every request does not
+    /// pay a signature check; bounded, emptied when full.
+    verified: std::sync::RwLock<std::collections::HashMap<String, Claims>>,
+}
+
+/// How many verified tokens are remembered.
+const VERIFIED_MAX: usize = 4096;
+
+/// The object a token is bound to (`boundObjectRef`): the token stops working when it is gone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundObject {
+    /// `Pod`, `Secret` or `Node`.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Its uid.
+    pub uid: String,
 }
 
 /// What a verified token says.
@@ -46,6 +63,10 @@ pub struct Claims {
     pub uid: String,
     /// The token's audiences.
     pub audiences: Vec<String>,
+    /// When it expires (Unix seconds).
+    pub expires: i64,
+    /// The object it is bound to, if any.
+    pub bound: Option<BoundObject>,
 }
 
 impl Issuer {
@@ -81,11 +102,16 @@ impl Issuer {
             .map_err(|e| err(e.to_string()))?;
         let digest = ring::digest::digest(&ring::digest::SHA256, key.public_key().as_ref());
         let kid = B64.encode(&digest.as_ref()[..16]);
-        Ok(Issuer { key, kid })
+        Ok(Issuer {
+            key,
+            kid,
+            verified: Default::default(),
+        })
     }
 
     /// A token for the service account `namespace/name` (uid `uid`), valid for `seconds`
-    /// from `now` (Unix seconds), for `audiences` (the issuer when empty).
+    /// from `now` (Unix seconds), for `audiences` (the issuer when empty), bound to `bound`.
+    #[allow(clippy::too_many_arguments)]
     pub fn issue(
         &self,
         namespace: &str,
@@ -94,6 +120,7 @@ impl Issuer {
         audiences: &[String],
         now: i64,
         seconds: i64,
+        bound: Option<&BoundObject>,
     ) -> Option<String> {
         let audiences = if audiences.is_empty() {
             vec![ISSUER.to_string()]
@@ -101,7 +128,7 @@ impl Issuer {
             audiences.to_vec()
         };
         let header = json!({"alg": "ES256", "kid": self.kid});
-        let claims = json!({
+        let mut claims = json!({
             "aud": audiences,
             "exp": now + seconds,
             "iat": now,
@@ -111,6 +138,10 @@ impl Issuer {
             "nbf": now,
             "sub": format!("system:serviceaccount:{namespace}:{name}"),
         });
+        if let Some(b) = bound {
+            claims["kubernetes.io"][b.kind.to_ascii_lowercase()] =
+                json!({"name": b.name, "uid": b.uid});
+        }
         let signing_input = format!(
             "{}.{}",
             B64.encode(header.to_string()),
@@ -125,6 +156,24 @@ impl Issuer {
 
     /// The claims of a token this issuer signed that is valid at `now`.
     pub fn verify(&self, token: &str, now: i64) -> Option<Claims> {
+        if let Some(c) = self
+            .verified
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(token)
+        {
+            return (c.expires > now).then(|| c.clone());
+        }
+        let claims = self.verify_signed(token, now)?;
+        let mut verified = self.verified.write().unwrap_or_else(|e| e.into_inner());
+        if verified.len() >= VERIFIED_MAX {
+            verified.clear();
+        }
+        verified.insert(token.to_string(), claims.clone());
+        Some(claims)
+    }
+
+    fn verify_signed(&self, token: &str, now: i64) -> Option<Claims> {
         let mut parts = token.split('.');
         let (h, c, s) = (parts.next()?, parts.next()?, parts.next()?);
         if parts.next().is_some() {
@@ -147,7 +196,22 @@ impl Issuer {
             return None;
         }
         let sa = &claims["kubernetes.io"];
+        let bound = ["pod", "secret", "node"].iter().find_map(|k| {
+            let b = sa.get(*k)?;
+            Some(BoundObject {
+                kind: match *k {
+                    "pod" => "Pod",
+                    "secret" => "Secret",
+                    _ => "Node",
+                }
+                .into(),
+                name: b["name"].as_str()?.to_string(),
+                uid: b["uid"].as_str().unwrap_or_default().to_string(),
+            })
+        });
         Some(Claims {
+            expires: claims["exp"].as_i64()?,
+            bound,
             namespace: sa["namespace"].as_str()?.to_string(),
             name: sa["serviceaccount"]["name"].as_str()?.to_string(),
             uid: sa["serviceaccount"]["uid"]
@@ -196,7 +260,7 @@ mod tests {
     fn tokens_verify_until_they_expire_and_not_when_altered() {
         let issuer = Issuer::load_or_create(None).expect("key");
         let t = issuer
-            .issue("default", "robot", "u-1", &[], 1_000, 3_600)
+            .issue("default", "robot", "u-1", &[], 1_000, 3_600, None)
             .expect("token");
         let claims = issuer.verify(&t, 2_000).expect("valid");
         assert_eq!(
@@ -211,13 +275,25 @@ mod tests {
         let other = Issuer::load_or_create(None).expect("key");
         assert!(other.verify(&t, 2_000).is_none(), "another key");
         assert_eq!(issuer.jwks()["keys"][0]["crv"], "P-256");
+        let pod = BoundObject {
+            kind: "Pod".into(),
+            name: "web-0".into(),
+            uid: "p-1".into(),
+        };
+        let bound = issuer
+            .issue("default", "robot", "u-1", &[], 1_000, 3_600, Some(&pod))
+            .expect("token");
+        assert_eq!(
+            issuer.verify(&bound, 1_500).expect("valid").bound,
+            Some(pod)
+        );
     }
 
     #[test]
     fn the_key_is_kept_in_the_data_directory() {
         let dir = tempfile::tempdir().expect("dir");
         let a = Issuer::load_or_create(Some(dir.path())).expect("key");
-        let t = a.issue("ns", "sa", "u", &[], 0, 100).expect("token");
+        let t = a.issue("ns", "sa", "u", &[], 0, 100, None).expect("token");
         let b = Issuer::load_or_create(Some(dir.path())).expect("key again");
         assert!(
             b.verify(&t, 10).is_some(),

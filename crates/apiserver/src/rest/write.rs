@@ -154,7 +154,7 @@ fn validate(req: &Req, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
         && req.res.group == "rbac.authorization.k8s.io"
     {
         crate::auth::escalation::check(
-            &req.state.store,
+            &req.state.rbac_index(),
             &req.user,
             &req.res.plural,
             req.namespace(),
