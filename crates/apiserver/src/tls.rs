@@ -96,7 +96,9 @@ fn read(path: &Path) -> Result<Option<String>, TlsError> {
     }
 }
 
-pub(crate) fn write_private(path: &Path, contents: &str) -> Result<(), TlsError> {
+/// Writes `contents` to `path` readable by its owner only, by renaming a complete file over
+/// it (a reader never sees half of it).
+pub fn write_private(path: &Path, contents: &str) -> Result<(), TlsError> {
     let io = |e| TlsError::Io {
         path: path.display().to_string(),
         source: e,

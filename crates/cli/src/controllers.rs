@@ -56,8 +56,12 @@ pub struct Args {
     #[arg(long)]
     default_service_account: Option<String>,
     /// Refuse references to sources and dependencies in other namespaces.
-    #[arg(long)]
+    #[arg(long, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", default_value_t = false)]
     no_cross_namespace_refs: bool,
+    /// Refuse remote kustomize bases (accepted for Flux compatibility: Tidegate never fetches
+    /// remote bases, so they are refused either way).
+    #[arg(long, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", default_value_t = false)]
+    no_remote_bases: bool,
     /// A Secret in the controller's namespace ($RUNTIME_NAMESPACE or flux-system) whose
     /// `.agekey` entries decrypt Kustomizations that set `spec.decryption` without a
     /// `secretRef`.
@@ -153,6 +157,9 @@ fn advertised(args: &Args, bound: SocketAddr) -> String {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
+    if args.no_remote_bases {
+        tracing::debug!("--no-remote-bases: remote bases are never fetched");
+    }
     let flux: Vec<String> = args
         .components
         .iter()

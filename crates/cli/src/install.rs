@@ -26,41 +26,161 @@ pub struct Args {
         default_value = "source-controller,kustomize-controller,helm-controller,notification-controller"
     )]
     components: Vec<String>,
+    /// Lock the controllers down for multi-tenancy as Flux's setup does: no cross-namespace
+    /// references, no remote bases, Kustomizations and HelmReleases without a
+    /// `serviceAccountName` impersonate their namespace's `default` service account.
+    #[arg(long)]
+    multi_tenant: bool,
     #[command(flatten)]
     global: Global,
 }
 
-/// Every manifest of an installation in `namespace`, as one YAML stream.
-pub fn manifests(namespace: &str, components: &[String]) -> String {
+/// The service accounts Flux's controllers run as and Kustomizations impersonate: ours runs
+/// the controllers; `kustomize-controller` and `helm-controller` are what Flux's multi-tenancy
+/// setup names in the `flux-system` Kustomization's `serviceAccountName`.
+pub const SERVICE_ACCOUNTS: [&str; 3] = [DEPLOYMENT, "kustomize-controller", "helm-controller"];
+
+/// The API groups of the toolkit, as Flux's `flux-view`/`flux-edit` and `crd-controller`
+/// roles list them.
+const TOOLKIT_GROUPS: [&str; 6] = [
+    "notification.toolkit.fluxcd.io",
+    "source.toolkit.fluxcd.io",
+    "source.extensions.fluxcd.io",
+    "helm.toolkit.fluxcd.io",
+    "image.toolkit.fluxcd.io",
+    "kustomize.toolkit.fluxcd.io",
+];
+
+/// Flux's RBAC (`manifests/rbac`), named as `flux install` names it in `namespace`: the
+/// service accounts; `crd-controller-<ns>` (what every controller needs) and
+/// `cluster-reconciler-<ns>` (cluster-admin, for the reconcilers, whose tenants' syncs are
+/// confined by impersonation) bound to them; `flux-view-<ns>` and `flux-edit-<ns>`, which
+/// aggregate the toolkit's kinds into `view`, `edit` and `admin`.
+pub fn rbac_manifests(namespace: &str) -> String {
+    let labels = format!(
+        "    app.kubernetes.io/instance: {namespace}\n    app.kubernetes.io/part-of: tidegate\n"
+    );
+    let subjects: String = SERVICE_ACCOUNTS
+        .iter()
+        .map(|sa| format!("- kind: ServiceAccount\n  name: {sa}\n  namespace: {namespace}\n"))
+        .collect();
+    let groups: String = TOOLKIT_GROUPS
+        .iter()
+        .map(|g| format!("  - {g}\n"))
+        .collect();
+    let crd_rules: String = TOOLKIT_GROUPS
+        .iter()
+        .map(|g| format!("- apiGroups: ['{g}']\n  resources: ['*']\n  verbs: ['*']\n"))
+        .collect();
+    let mut docs: Vec<String> = SERVICE_ACCOUNTS
+        .iter()
+        .map(|sa| {
+            format!(
+                "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: {sa}\n  namespace: {namespace}\n  labels:\n{labels}"
+            )
+        })
+        .collect();
+    docs.push(format!(
+        "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: crd-controller-{namespace}
+  labels:
+{labels}rules:
+{crd_rules}- apiGroups: ['']
+  resources: [namespaces, secrets, configmaps, serviceaccounts]
+  verbs: [get, list, watch]
+- apiGroups: ['']
+  resources: [events]
+  verbs: [create, patch]
+- apiGroups: ['']
+  resources: [configmaps]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: ['']
+  resources: [configmaps/status]
+  verbs: [get, update, patch]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: ['']
+  resources: [serviceaccounts/token]
+  verbs: [create]
+- nonResourceURLs: [/livez/ping]
+  verbs: [head]
+"
+    ));
+    for (name, role) in [
+        ("crd-controller", "crd-controller-{ns}"),
+        ("cluster-reconciler", "cluster-admin"),
+    ] {
+        let role = role.replace("{ns}", namespace);
+        docs.push(format!(
+            "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {name}-{namespace}
+  labels:
+{labels}roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {role}
+subjects:
+{subjects}"
+        ));
+    }
+    for (name, aggregate, verbs) in [
+        (
+            "flux-edit",
+            ["admin", "edit"].as_slice(),
+            "[create, delete, deletecollection, patch, update]",
+        ),
+        (
+            "flux-view",
+            ["admin", "edit", "view"].as_slice(),
+            "[get, list, watch]",
+        ),
+    ] {
+        let aggregate: String = aggregate
+            .iter()
+            .map(|a| format!("    rbac.authorization.k8s.io/aggregate-to-{a}: \"true\"\n"))
+            .collect();
+        docs.push(format!(
+            "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {name}-{namespace}
+  labels:
+{labels}{aggregate}rules:
+- apiGroups:
+{groups}  resources: ['*']
+  verbs: {verbs}
+"
+        ));
+    }
+    docs.iter()
+        .map(|d| d.trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
+/// The controllers' flags that lock a multi-tenant installation down, as Flux's multi-tenancy
+/// setup patches them in.
+pub const MULTI_TENANT_ARGS: [&str; 3] = [
+    "--no-cross-namespace-refs=true",
+    "--no-remote-bases=true",
+    "--default-service-account=default",
+];
+
+/// Every manifest of an installation in `namespace`, as one YAML stream; `multi_tenant` adds
+/// the lockdown flags.
+pub fn manifests(namespace: &str, components: &[String], multi_tenant: bool) -> String {
     let labels = format!(
         "    app.kubernetes.io/instance: {namespace}\n    app.kubernetes.io/part-of: tidegate\n"
     );
     let ns = format!(
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n  labels:\n{labels}"
     );
-    let rbac = format!(
-        "apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: {DEPLOYMENT}
-  namespace: {namespace}
-  labels:
-{labels}---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: cluster-reconciler-{namespace}
-  labels:
-{labels}roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: cluster-admin
-subjects:
-- kind: ServiceAccount
-  name: {DEPLOYMENT}
-  namespace: {namespace}
-"
-    );
+    let rbac = rbac_manifests(namespace);
     let service = |name: &str, target_port: &str| {
         format!(
             "apiVersion: v1
@@ -132,7 +252,7 @@ metadata:
         - --storage-path=/data
         - --storage-addr=:9090
         - --storage-adv-addr=source-controller.$(RUNTIME_NAMESPACE).svc.cluster.local.
-{notification_args}        env:
+{notification_args}{lockdown}        env:
         - name: RUNTIME_NAMESPACE
           valueFrom:
             fieldRef:
@@ -179,7 +299,15 @@ metadata:
       - name: tmp
         emptyDir: {{}}
 ",
-        components = components.join(",")
+        components = components.join(","),
+        lockdown = if multi_tenant {
+            MULTI_TENANT_ARGS
+                .iter()
+                .map(|a| format!("        - {a}\n"))
+                .collect::<String>()
+        } else {
+            String::new()
+        },
     );
     let mut docs = vec![
         ns,
@@ -215,7 +343,10 @@ pub fn check_components(components: &[String]) -> anyhow::Result<()> {
 pub fn export(args: &Args) -> anyhow::Result<bool> {
     check_components(&args.components)?;
     if args.export {
-        print!("{}", manifests(&args.global.namespace, &args.components));
+        print!(
+            "{}",
+            manifests(&args.global.namespace, &args.components, args.multi_tenant)
+        );
     }
     Ok(args.export)
 }
@@ -225,8 +356,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.global.cluster.client().await?;
     let ns = &args.global.namespace;
     action(&format!("installing components in {ns} namespace"));
-    let objects: Vec<Value> = tidegate_core::yaml::parse_stream(&manifests(ns, &args.components))
-        .map_err(|e| anyhow::anyhow!("the built-in manifests: {e}"))?;
+    let objects: Vec<Value> =
+        tidegate_core::yaml::parse_stream(&manifests(ns, &args.components, args.multi_tenant))
+            .map_err(|e| anyhow::anyhow!("the built-in manifests: {e}"))?;
     let cs = crate::cluster::apply(&client, objects, "installing").await?;
     let manager = ResourceManager::new(client, crate::cluster::manager_options());
     for e in &cs.entries {

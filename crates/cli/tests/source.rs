@@ -155,6 +155,33 @@ async fn install_export_then_controllers_reconcile_a_documented_manifest() {
         "{manifests}"
     );
     assert!(applied.contains("clusterrolebinding.rbac.authorization.k8s.io/cluster-reconciler-flux-system serverside-applied"), "{applied}");
+    // Flux's RBAC, named as `flux install` names it.
+    for object in [
+        "clusterrole.rbac.authorization.k8s.io/crd-controller-flux-system",
+        "clusterrolebinding.rbac.authorization.k8s.io/crd-controller-flux-system",
+        "clusterrole.rbac.authorization.k8s.io/flux-view-flux-system",
+        "clusterrole.rbac.authorization.k8s.io/flux-edit-flux-system",
+        "serviceaccount/kustomize-controller",
+        "serviceaccount/helm-controller",
+    ] {
+        assert!(
+            applied.contains(&format!("{object} serverside-applied")),
+            "{applied}"
+        );
+    }
+    assert!(
+        !manifests.contains("--no-cross-namespace-refs"),
+        "single-tenant by default"
+    );
+    let locked = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args(["install", "--export", "--multi-tenant"])
+        .output()
+        .unwrap();
+    let locked = String::from_utf8(locked.stdout).unwrap();
+    assert!(
+        locked.contains("        - --no-cross-namespace-refs=true\n        - --no-remote-bases=true\n        - --default-service-account=default\n"),
+        "{locked}"
+    );
     // tidegate check: the version floor, the (simulated) controllers' Deployment, the CRDs.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let check = loop {

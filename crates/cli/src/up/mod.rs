@@ -21,6 +21,7 @@ use crate::controllers::{
     CRS, HELM, KUSTOMIZE, NOTIFICATION, SOURCE, Set, WATCHER, wait_for_signal,
 };
 
+mod identity;
 mod progress;
 pub mod workloads;
 
@@ -95,6 +96,12 @@ pub struct Args {
     /// `system:masters`; other users and impersonated service accounts get what RBAC gives).
     #[arg(long, default_value = "AlwaysAllow", value_parser = crate::apiserver::parse_authorization_mode)]
     authorization_mode: tidegate_apiserver::AuthorizationMode,
+    /// Lock down for multi-tenancy as Flux's setup does: RBAC authorization, no
+    /// cross-namespace references, no remote bases, Kustomizations and HelmReleases without a
+    /// `serviceAccountName` impersonating their namespace's `default` service account, and
+    /// the bootstrap Kustomization impersonating `flux-system/kustomize-controller`.
+    #[arg(long)]
+    multi_tenant: bool,
 }
 
 /// The namespace and name of the bootstrap objects, as `flux bootstrap` names them.
@@ -222,7 +229,11 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         listen: args.listen,
         tls: true,
         workload_simulator: (!args.no_workload_simulator).then_some(args.simulator_delay),
-        authorization: args.authorization_mode,
+        authorization: if args.multi_tenant {
+            tidegate_apiserver::AuthorizationMode::Rbac
+        } else {
+            args.authorization_mode
+        },
         ..Default::default()
     })
     .await
@@ -244,6 +255,32 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
     install_crds(&client).await?;
     done(bar, "✔ CRDs installed");
     install_cluster_api_crds(&client).await?;
+    // Flux's RBAC, and the controllers on their own service account's token.
+    let rbac = tidegate_core::yaml::parse_stream(&crate::install::rbac_manifests(FLUX_SYSTEM))
+        .map_err(|e| anyhow::anyhow!("the built-in RBAC manifests: {e}"))?;
+    crate::cluster::apply(&client, rbac, "installing the toolkit's RBAC").await?;
+    let (controllers_config, refresher) = identity::service_account_config(
+        &client,
+        &config,
+        &data_dir,
+        FLUX_SYSTEM,
+        crate::install::DEPLOYMENT,
+    )
+    .await?;
+    running.background.push(refresher);
+    let controllers_client = Client::try_from(controllers_config.clone())?;
+    done(
+        bar,
+        &format!(
+            "✔ RBAC installed; the controllers run as system:serviceaccount:{FLUX_SYSTEM}:{}{}",
+            crate::install::DEPLOYMENT,
+            if args.multi_tenant {
+                " (multi-tenant: RBAC enforced, cross-namespace references refused, default service account impersonated)"
+            } else {
+                ""
+            }
+        ),
+    );
     let labels = args
         .cluster_labels
         .iter()
@@ -309,9 +346,11 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         tidegate_controllers::notification::webhook::EventWebhook::start(&events_url)
             .map_err(|e| anyhow::anyhow!(e))?,
     );
+    let lockdown = args.multi_tenant;
+    let default_service_account = lockdown.then(|| "default".to_string());
     let set = Set {
-        client: client.clone(),
-        config,
+        client: controllers_client,
+        config: controllers_config,
         storage,
         metrics,
         source: gitrepository::Options {
@@ -322,22 +361,31 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         kustomize: kustomization::Options {
             concurrent: args.concurrent,
             events: events.clone(),
+            default_service_account: default_service_account.clone(),
+            no_cross_namespace_refs: lockdown,
             ..Default::default()
         },
         helm: helmrelease::Options {
             concurrent: args.concurrent,
             events: events.clone(),
+            default_service_account,
+            no_cross_namespace_refs: lockdown,
             ..Default::default()
         },
         watcher: artifactgenerator::Options {
             events,
+            no_cross_namespace_refs: lockdown,
             ..Default::default()
         },
         crs: Default::default(),
-        notification: Default::default(),
+        notification: tidegate_controllers::receiver::Options {
+            no_cross_namespace_refs: lockdown,
+            ..Default::default()
+        },
         receiver_listener: Some(receiver_listener),
         events: tidegate_controllers::notification::Options {
             rate_limit_interval: args.rate_limit_interval,
+            no_cross_namespace_refs: lockdown,
             ..Default::default()
         },
         events_listener: Some(events_listener),
@@ -475,7 +523,17 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         bar.set_message("creating the flux-system GitRepository and Kustomization");
         let token = chrono_token();
         progress::request_reconciles(&client, &token).await;
-        apply_bootstrap(&client, url, &args.branch, path, &args.interval, &token).await?;
+        let service_account = args.multi_tenant.then_some("kustomize-controller");
+        apply_bootstrap(
+            &client,
+            url,
+            &args.branch,
+            path,
+            &args.interval,
+            &token,
+            service_account,
+        )
+        .await?;
         done(
             bar,
             &format!(
@@ -642,7 +700,8 @@ async fn install_cluster_api_crds(client: &Client) -> anyhow::Result<()> {
 
 /// The flux-system GitRepository and Kustomization, both reconciled every `interval`, with a
 /// reconcile requested (`token`) so the first reconcile of this start can be told apart from
-/// the status an earlier run left.
+/// the status an earlier run left; the Kustomization impersonates `service_account` when given
+/// (Flux's multi-tenancy setup gives it `kustomize-controller`).
 async fn apply_bootstrap(
     client: &Client,
     url: &str,
@@ -650,9 +709,15 @@ async fn apply_bootstrap(
     path: &str,
     interval: &str,
     token: &str,
+    service_account: Option<&str>,
 ) -> anyhow::Result<()> {
     tidegate_core::duration::parse(interval).map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
     let requested = serde_json::json!({ tidegate_api::meta::RECONCILE_REQUESTED_AT: token });
+    let mut kustomization_spec = serde_json::json!({"interval": interval, "path": path,
+        "prune": true, "sourceRef": {"kind": "GitRepository", "name": FLUX_SYSTEM}});
+    if let Some(sa) = service_account {
+        kustomization_spec["serviceAccountName"] = serde_json::json!(sa);
+    }
     let objects = vec![
         serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
             "metadata": {"name": FLUX_SYSTEM}}),
@@ -661,8 +726,7 @@ async fn apply_bootstrap(
             "spec": {"interval": interval, "url": url, "ref": {"branch": branch}}}),
         serde_json::json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
             "metadata": {"name": FLUX_SYSTEM, "namespace": FLUX_SYSTEM, "annotations": requested},
-            "spec": {"interval": interval, "path": path, "prune": true,
-                "sourceRef": {"kind": "GitRepository", "name": FLUX_SYSTEM}}}),
+            "spec": kustomization_spec}),
     ];
     crate::cluster::apply(client, objects, "creating the bootstrap objects").await?;
     Ok(())

@@ -47,7 +47,12 @@ pub(super) enum Retry {
     /// Shortly: the step is still running elsewhere (an artifact download). Nothing failed, so
     /// Ready stays as it was and only `Reconciling` says what is being waited for.
     Soon,
+    /// Not until the object changes: Stalled (Flux's terminal errors, such as AccessDenied).
+    Never,
 }
+
+/// The reason of a reference the controller's lockdown refuses (Flux's `acl.AccessDeniedReason`).
+pub(super) const ACCESS_DENIED: &str = "AccessDenied";
 
 /// When a reconcile waiting on a running download looks again.
 const SOON: Duration = Duration::from_secs(5);
@@ -192,9 +197,9 @@ pub(super) async fn reconcile(
             .await
             .map_err(fail);
     }
-    if conditions::get(&status.st.conditions, STALLED)
-        .is_some_and(|c| c.reason == crate::shared::INVALID_CEL_EXPRESSION)
-    {
+    if conditions::get(&status.st.conditions, STALLED).is_some_and(|c| {
+        c.reason == crate::shared::INVALID_CEL_EXPRESSION || c.reason == ACCESS_DENIED
+    }) {
         conditions::delete(&mut status.st.conditions, STALLED);
     }
     let outcome = match source_artifact(obj, ctx) {
@@ -278,6 +283,21 @@ pub(super) async fn reconcile(
             tracing::info!(name, namespace = ns, "{}", f.message);
             Action::requeue(SOON)
         }
+        Err(f) if f.retry == Retry::Never => {
+            status.set(READY, "False", f.reason, &f.message);
+            status.set(STALLED, "True", f.reason, &f.message);
+            conditions::delete(&mut status.st.conditions, RECONCILING);
+            status.st.observed_generation = status.generation;
+            if let Some(at) = &requested {
+                status.st.last_handled_reconcile_at = Some(at.clone());
+            }
+            status.flush().await.map_err(fail)?;
+            tracing::error!(name, namespace = ns, reason = f.reason, "{}", f.message);
+            ctx.recorder
+                .publish(obj, EventType::Warning, f.reason, &f.message, &[])
+                .await;
+            Action::await_change()
+        }
         Err(f) => {
             status.set(READY, "False", f.reason, &f.message);
             finish_status(&mut status, &requested, false);
@@ -286,6 +306,7 @@ pub(super) async fn reconcile(
                 Retry::Interval => t.retry,
                 Retry::Dependency => ctx.options.requeue_dependency,
                 Retry::Soon => SOON,
+                Retry::Never => Duration::MAX,
             };
             let note = format!(
                 "Reconciliation failed after {}, next try in {}: {}",
@@ -410,12 +431,13 @@ fn source_artifact(obj: &Kustomization, ctx: &Context) -> Result<Artifact, Failu
     let (kind, namespace, name) = super::triggers::source_of(obj);
     let own_ns = obj.namespace().unwrap_or_default();
     if ctx.options.no_cross_namespace_refs && namespace != own_ns {
-        return Err(Failure::new(
-            ARTIFACT_FAILED,
-            format!(
+        return Err(Failure {
+            reason: ACCESS_DENIED,
+            message: format!(
                 "can't access '{kind}/{namespace}/{name}', cross-namespace references have been blocked"
             ),
-        ));
+            retry: Retry::Never,
+        });
     }
     let artifact = match ctx.sources.find(&kind, &namespace, &name) {
         Found::Object { artifact, .. } => artifact,
