@@ -1,6 +1,6 @@
 //! The server's own background work, driven by the store's event stream: namespace deletion,
-//! garbage collection through ownerReferences, removal of a deleted CRD's objects, and
-//! ClusterRole aggregation.
+//! garbage collection through ownerReferences, removal of a deleted CRD's objects,
+//! ClusterRole aggregation and legacy service account token Secrets.
 
 use crate::hooks::CRD_CLEANUP_FINALIZER;
 use crate::objects::{self, Preconditions, Propagation, meta_str};
@@ -49,6 +49,7 @@ fn resync(state: &ServerState) {
         }
     }
     crate::auth::aggregation::sync_all(state);
+    crate::auth::legacy::populate_all(state, None);
     let (crds, _) = state.store.list(CRDS, None, None);
     for (_, crd) in crds {
         if let Some(name) = meta_str(&crd, "name") {
@@ -106,6 +107,13 @@ fn handle(state: &ServerState, e: &Notice) {
         && meta_str(&ns, "deletionTimestamp").is_some()
     {
         namespace_cleanup(state, &e.key.namespace, false);
+    }
+    // Legacy service account token Secrets.
+    if e.kind != EventType::Deleted && e.key.resource == "/secrets" {
+        crate::auth::legacy::populate(state, &e.key);
+    }
+    if e.kind == EventType::Added && e.key.resource == "/serviceaccounts" {
+        crate::auth::legacy::populate_all(state, Some(&e.key.namespace));
     }
     // ClusterRole aggregation.
     if crate::auth::aggregation::is_cluster_roles(&e.key.resource) {

@@ -17,6 +17,7 @@
 
 mod allocate;
 pub mod auth;
+pub mod client_cert;
 mod controllers;
 mod crd_cel;
 mod crd_schema;

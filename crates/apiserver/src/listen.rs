@@ -140,10 +140,18 @@ pub async fn serve<H, F>(
         let handle = handle.clone();
         tokio::spawn(async move {
             let _slot = slot;
-            let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                let handle = handle.clone();
-                async move { Ok::<_, std::convert::Infallible>(handle(req.map(Body::new)).await) }
-            });
+            // Each request of a connection carries the identity of its verified client
+            // certificate, read once per connection.
+            let svc = |peer: Option<ClientCertificate>| {
+                hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let handle = handle.clone();
+                    let mut req = req.map(Body::new);
+                    if let Some(p) = &peer {
+                        req.extensions_mut().insert(p.clone());
+                    }
+                    async move { Ok::<_, std::convert::Infallible>(handle(req).await) }
+                })
+            };
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             builder
                 .http1()
@@ -161,17 +169,29 @@ pub async fn serve<H, F>(
                     else {
                         return;
                     };
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), svc);
+                    let peer = tls
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .and_then(|c| c.first())
+                        .and_then(|c| crate::tls::client_identity(c.as_ref()))
+                        .map(|(user, groups)| ClientCertificate(Arc::new((user, groups))));
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), svc(peer));
                     tokio::select! { _ = conn => {}, _ = stop.changed() => {} }
                 }
                 None => {
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc);
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc(None));
                     tokio::select! { _ = conn => {}, _ = stop.changed() => {} }
                 }
             }
         });
     }
 }
+
+/// The user and groups of the verified client certificate a connection presented, as a
+/// request extension.
+#[derive(Debug, Clone)]
+pub struct ClientCertificate(pub Arc<(String, Vec<String>)>);
 
 #[cfg(test)]
 mod tests {

@@ -39,6 +39,8 @@ pub struct Config {
     pub connections: crate::listen::Limits,
     /// How requests are authorized.
     pub authorization: crate::auth::AuthorizationMode,
+    /// Static bearer tokens of users (`--token-auth-file`, kube's CSV format).
+    pub token_auth_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -51,6 +53,7 @@ impl Default for Config {
             workload_simulator: None,
             connections: crate::listen::Limits::from_process(),
             authorization: Default::default(),
+            token_auth_file: None,
         }
     }
 }
@@ -67,6 +70,9 @@ pub enum ServeError {
     /// The service account signing key could not be loaded or made.
     #[error("{0}")]
     Issuer(#[from] crate::auth::tokens::IssuerError),
+    /// The static token file could not be used.
+    #[error("{0}")]
+    TokenFile(#[from] crate::auth::tokenfile::TokenFileError),
     /// Listening or the data directory failed.
     #[error("{what}: {source}")]
     Io {
@@ -96,6 +102,8 @@ pub struct ServerState {
     crd_sync: std::sync::Mutex<()>,
     /// The RBAC index decisions read.
     rbac: crate::auth::rbac::Cache,
+    /// Users of the static token file, by token.
+    pub static_tokens: std::collections::HashMap<String, crate::auth::UserInfo>,
     /// How requests are authorized.
     pub authorization: crate::auth::AuthorizationMode,
 }
@@ -199,7 +207,12 @@ impl ApiServer {
         );
         let credentials = tls::load_or_create(config.data_dir.as_deref())?;
         let issuer = crate::auth::tokens::Issuer::load_or_create(config.data_dir.as_deref())?;
+        let static_tokens = match &config.token_auth_file {
+            Some(p) => crate::auth::tokenfile::load(p)?,
+            None => Default::default(),
+        };
         let state = Arc::new(ServerState {
+            static_tokens,
             store,
             registry: Registry::new(),
             token: credentials.token.clone(),
@@ -386,7 +399,7 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
         }
         _ => {}
     }
-    let Some(user) = crate::auth::authenticate(state, req.headers()) else {
+    let Some(user) = crate::auth::authenticate(state, req.headers(), req.extensions()) else {
         return Err(ApiError::unauthorized());
     };
     let user = crate::auth::impersonate::impersonate(user, req.headers(), |a| state.authorize(a))?;

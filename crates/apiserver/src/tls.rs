@@ -1,12 +1,16 @@
 //! Serving credentials: a CA and server certificate (SANs 127.0.0.1, ::1 and localhost), a
-//! bearer token, and the admin kubeconfig that names them. Kept in the data directory so a
-//! restarted server keeps its identity and old kubeconfigs stay valid.
+//! bearer token, and the admin kubeconfig that names them; the client CA that signs users'
+//! certificates (the cluster CA; a separate `client-ca` in data directories made before the
+//! CA key was kept). Kept in the data directory so a restarted server keeps its identity and
+//! old kubeconfigs stay valid.
 
 use rand::Rng;
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,
 };
+
+pub use crate::client_cert::{client_certificate, client_identity};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -21,6 +25,10 @@ pub struct Credentials {
     pub key_pem: String,
     /// The admin bearer token.
     pub token: String,
+    /// The CA whose client certificates authenticate users (PEM).
+    pub client_ca_pem: String,
+    /// Its private key (PEM), to sign users' certificates.
+    pub client_ca_key_pem: String,
 }
 
 /// Credentials could not be made or read.
@@ -40,14 +48,16 @@ pub enum TlsError {
     /// The certificate or key did not load into rustls.
     #[error("invalid serving certificate or key: {0}")]
     Rustls(String),
+    /// A user's certificate was asked for with an unusable name.
+    #[error("client certificate: {0}")]
+    Client(String),
 }
 
-fn generate() -> Result<Credentials, TlsError> {
+/// A self-signed CA named `name`: its certificate and key (PEM), and its parameters.
+fn new_ca(name: &str) -> Result<(String, KeyPair, CertificateParams), TlsError> {
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "tidegate-ca");
+    ca_params.distinguished_name.push(DnType::CommonName, name);
     ca_params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
         KeyUsagePurpose::CrlSign,
@@ -55,6 +65,11 @@ fn generate() -> Result<Credentials, TlsError> {
     ];
     let ca_key = KeyPair::generate()?;
     let ca_cert = ca_params.self_signed(&ca_key)?;
+    Ok((ca_cert.pem(), ca_key, ca_params))
+}
+
+fn generate() -> Result<Credentials, TlsError> {
+    let (ca_pem, ca_key, ca_params) = new_ca("tidegate-ca")?;
     let mut params = CertificateParams::new(vec![
         "localhost".to_string(),
         "127.0.0.1".to_string(),
@@ -78,7 +93,9 @@ fn generate() -> Result<Credentials, TlsError> {
             .collect()
     };
     Ok(Credentials {
-        ca_pem: ca_cert.pem(),
+        client_ca_pem: ca_pem.clone(),
+        client_ca_key_pem: ca_key.serialize_pem(),
+        ca_pem,
         cert_pem: cert.pem(),
         key_pem: key.serialize_pem(),
         token,
@@ -122,19 +139,41 @@ pub fn load_or_create(dir: Option<&Path>) -> Result<Credentials, TlsError> {
     let files = ["ca.crt", "server.crt", "server.key", "token"].map(|f| dir.join(f));
     let existing: Vec<Option<String>> = files.iter().map(|p| read(p)).collect::<Result<_, _>>()?;
     if let [Some(ca), Some(cert), Some(key), Some(token)] = existing.as_slice() {
+        let (client_ca_pem, client_ca_key_pem) = match read(&dir.join("ca.key"))? {
+            Some(ca_key) => (ca.clone(), ca_key),
+            // Made before the CA key was kept: users' certificates get a CA of their own.
+            None => client_ca(dir)?,
+        };
         return Ok(Credentials {
             ca_pem: ca.clone(),
             cert_pem: cert.clone(),
             key_pem: key.clone(),
             token: token.trim().to_string(),
+            client_ca_pem,
+            client_ca_key_pem,
         });
     }
     let creds = generate()?;
+    write_private(&dir.join("ca.key"), &creds.client_ca_key_pem)?;
     write_private(&files[0], &creds.ca_pem)?;
     write_private(&files[1], &creds.cert_pem)?;
     write_private(&files[2], &creds.key_pem)?;
     write_private(&files[3], &creds.token)?;
     Ok(creds)
+}
+
+/// The separate client CA of an older data directory (`client-ca.crt`, `client-ca.key`),
+/// made on first use.
+fn client_ca(dir: &Path) -> Result<(String, String), TlsError> {
+    let (crt, key) = (dir.join("client-ca.crt"), dir.join("client-ca.key"));
+    if let (Some(c), Some(k)) = (read(&crt)?, read(&key)?) {
+        return Ok((c, k));
+    }
+    let (pem, key_pair, _) = new_ca("tidegate-client-ca")?;
+    let key_pem = key_pair.serialize_pem();
+    write_private(&key, &key_pem)?;
+    write_private(&crt, &pem)?;
+    Ok((pem, key_pem))
 }
 
 /// A rustls server configuration offering HTTP/2 and HTTP/1.1.
@@ -146,10 +185,24 @@ pub fn server_config(creds: &Credentials) -> Result<Arc<rustls::ServerConfig>, T
         .map_err(|e| TlsError::Rustls(e.to_string()))?
         .ok_or_else(|| TlsError::Rustls("no private key in server.key".into()))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    // Client certificates are optional (`VerifyClientCertIfGiven`): one that does not chain
+    // to the client CA fails the handshake.
+    let mut roots = rustls::RootCertStore::empty();
+    for c in rustls_pemfile::certs(&mut creds.client_ca_pem.as_bytes()) {
+        let c = c.map_err(|e| TlsError::Rustls(e.to_string()))?;
+        roots.add(c).map_err(|e| TlsError::Rustls(e.to_string()))?;
+    }
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .allow_unauthenticated()
+    .build()
+    .map_err(|e| TlsError::Rustls(e.to_string()))?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Rustls(e.to_string()))?
-        .with_no_client_auth()
+        .with_client_cert_verifier(verifier)
         .with_single_cert(certs, key)
         .map_err(|e| TlsError::Rustls(e.to_string()))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];

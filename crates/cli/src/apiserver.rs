@@ -28,6 +28,10 @@ pub struct Args {
     /// kubeconfig is in `system:masters`).
     #[arg(long, default_value = "AlwaysAllow", value_parser = parse_authorization_mode)]
     authorization_mode: tidegate_apiserver::AuthorizationMode,
+    /// Static bearer tokens of users, in kube-apiserver's CSV format
+    /// (`token,user,uid[,"group1,group2"]`).
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
 }
 
 /// `--authorization-mode`: kube-apiserver's names.
@@ -49,6 +53,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         tls: !args.insecure_http,
         workload_simulator: (!args.no_workload_simulator).then_some(args.simulator_delay),
         authorization: args.authorization_mode,
+        token_auth_file: args.token_auth_file.clone(),
         ..Default::default()
     })
     .await

@@ -10,6 +10,7 @@ mod flux;
 mod git_ref;
 mod helm;
 mod install;
+mod kubeconfig;
 mod kustomize;
 mod logging;
 mod up;
@@ -45,6 +46,9 @@ enum Command {
     Cluster(workload_clusters::Cmd),
     /// Run the embedded Kubernetes-compatible API server alone.
     Apiserver(apiserver::Args),
+    /// Write a kubeconfig for a named user (and groups) of a data directory's API server: a
+    /// client certificate signed by its CA.
+    Kubeconfig(kubeconfig::Args),
     /// Build a directory and apply it in stages with server-side apply, printing the change set.
     Apply(apply::Args),
     /// Build a kustomization and print the YAML stream (like `kubectl kustomize`).
@@ -266,6 +270,7 @@ fn run() -> anyhow::Result<()> {
             Command::Tag(t) => flux::artifact::run_tag(t).await,
             Command::List(l) => flux::artifact::run_list(l).await,
             Command::Apiserver(args) => apiserver::run(args).await,
+            Command::Kubeconfig(args) => kubeconfig::run(args),
             Command::Apply(args) => apply::run(args).await,
             Command::Controllers(args) => controllers::run(args).await,
             Command::Build(build::Build::Kustomization(a)) => flux::build::run(a).await,

@@ -86,6 +86,46 @@ fn prints_address_and_kubeconfig_and_serves_kubectl() {
     assert!(kc.contains(&run.url), "kubeconfig names the real address");
     let ns = kubectl(&run.kubeconfig, &["get", "ns", "-o", "name"]);
     assert!(ns.contains("namespace/default"), "{ns}");
+
+    // A kubeconfig for a named user: a client certificate from the server's CA.
+    let bob = dir.path().join("bob.kubeconfig");
+    let out = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args([
+            "kubeconfig",
+            "--user",
+            "bob",
+            "--group",
+            "devs,ops",
+            "--data-dir",
+        ])
+        .arg(&data)
+        .arg("-o")
+        .arg(&bob)
+        .output()
+        .expect("tidegate kubeconfig runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let who = kubectl(
+        &bob,
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username} {.status.userInfo.groups}",
+        ],
+    );
+    assert_eq!(who, r#"bob ["devs","ops","system:authenticated"]"#);
+    let out = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args(["kubeconfig", "--user", "bob", "--data-dir"])
+        .arg(dir.path().join("nothing-here"))
+        .output()
+        .expect("tidegate kubeconfig runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no API server has run in"), "{err}");
     let _ = run.child.kill();
     let _ = run.child.wait();
 }

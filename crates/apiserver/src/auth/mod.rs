@@ -1,5 +1,7 @@
 //! Who a request comes from, what it may do, and the review APIs that ask about it.
-//! Authentication: the admin bearer token (user `admin`, group `system:masters`), or a
+//! Authentication, first match wins as in kube-apiserver's union: a client certificate
+//! signed by the client CA (common name the user, organizations the groups), the admin bearer
+//! token (user `admin`, group `system:masters`), a token of the static token file, or a
 //! service account token this server issued (for a service account that still exists with the
 //! same uid); `Impersonate-*` headers then change who the request acts as. Authorization:
 //! every authenticated request (the default), or RBAC as kube-apiserver decides it.
@@ -9,8 +11,10 @@ pub mod attributes;
 pub mod bootstrap;
 pub mod escalation;
 pub mod impersonate;
+pub mod legacy;
 pub mod rbac;
 pub mod review;
+pub mod tokenfile;
 pub mod tokens;
 
 /// How requests are authorized.
@@ -77,12 +81,21 @@ pub fn user_of_token(state: &ServerState, token: &str) -> Option<UserInfo> {
     if constant_time_eq(token.as_bytes(), state.token().as_bytes()) {
         return Some(UserInfo::admin());
     }
+    if let Some(user) = state.static_tokens.get(token) {
+        return Some(user.clone());
+    }
     let claims = state.issuer.verify(token, now())?;
     // A token stops working when its service account is deleted (or replaced).
     let sa_key = Key::new("/serviceaccounts", &claims.namespace, &claims.name);
     if claims.uid.is_empty() {
         state.store.get(&sa_key)?;
     } else if state.store.key_of_uid(&claims.uid).as_ref() != Some(&sa_key) {
+        return None;
+    }
+    // A legacy token lives while its Secret holds it.
+    if let Some(secret) = &claims.legacy_secret
+        && !legacy::secret_holds(state, &claims.namespace, secret, token)
+    {
         return None;
     }
     // A bound token also stops with its Pod or Secret.
@@ -117,7 +130,22 @@ pub fn user_of_token(state: &ServerState, token: &str) -> Option<UserInfo> {
 }
 
 /// The user a request authenticates as, if any.
-pub fn authenticate(state: &ServerState, headers: &HeaderMap) -> Option<UserInfo> {
+pub fn authenticate(
+    state: &ServerState,
+    headers: &HeaderMap,
+    extensions: &axum::http::Extensions,
+) -> Option<UserInfo> {
+    if let Some(cert) = extensions.get::<crate::listen::ClientCertificate>() {
+        let (user, groups) = &*cert.0;
+        let mut groups = groups.clone();
+        groups.push("system:authenticated".into());
+        return Some(UserInfo {
+            username: user.clone(),
+            uid: String::new(),
+            groups,
+            extra: json!({}),
+        });
+    }
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let token = value.strip_prefix("Bearer ")?.trim();
     user_of_token(state, token)

@@ -67,7 +67,12 @@ pub struct Claims {
     pub expires: i64,
     /// The object it is bound to, if any.
     pub bound: Option<BoundObject>,
+    /// The legacy token Secret it was issued into (`kubernetes/serviceaccount` tokens).
+    pub legacy_secret: Option<String>,
 }
+
+/// The issuer of legacy service account tokens (those kept in Secrets).
+pub const LEGACY_ISSUER: &str = "kubernetes/serviceaccount";
 
 impl Issuer {
     /// Loads the key kept in `dir` (`sa-signer.key`), creating it on first use; an in-memory
@@ -127,7 +132,6 @@ impl Issuer {
         } else {
             audiences.to_vec()
         };
-        let header = json!({"alg": "ES256", "kid": self.kid});
         let mut claims = json!({
             "aud": audiences,
             "exp": now + seconds,
@@ -142,6 +146,32 @@ impl Issuer {
             claims["kubernetes.io"][b.kind.to_ascii_lowercase()] =
                 json!({"name": b.name, "uid": b.uid});
         }
+        self.sign(&claims)
+    }
+
+    /// A legacy, non-expiring token for the service account `namespace/name` (uid `uid`) kept
+    /// in the Secret `secret`, with kube's legacy claims.
+    pub fn issue_legacy(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        secret: &str,
+    ) -> Option<String> {
+        let claims = json!({
+            "iss": LEGACY_ISSUER,
+            "kubernetes.io/serviceaccount/namespace": namespace,
+            "kubernetes.io/serviceaccount/secret.name": secret,
+            "kubernetes.io/serviceaccount/service-account.name": name,
+            "kubernetes.io/serviceaccount/service-account.uid": uid,
+            "sub": format!("system:serviceaccount:{namespace}:{name}"),
+        });
+        self.sign(&claims)
+    }
+
+    /// A JWT of `claims`, signed.
+    fn sign(&self, claims: &Value) -> Option<String> {
+        let header = json!({"alg": "ES256", "kid": self.kid});
         let signing_input = format!(
             "{}.{}",
             B64.encode(header.to_string()),
@@ -189,6 +219,22 @@ impl Issuer {
             .verify(format!("{h}.{c}").as_bytes(), &B64.decode(s).ok()?)
             .ok()?;
         let claims: Value = serde_json::from_slice(&B64.decode(c).ok()?).ok()?;
+        if claims["iss"] == LEGACY_ISSUER {
+            let s = |k: &str| {
+                claims[format!("kubernetes.io/serviceaccount/{k}")]
+                    .as_str()
+                    .map(str::to_string)
+            };
+            return Some(Claims {
+                namespace: s("namespace")?,
+                name: s("service-account.name")?,
+                uid: s("service-account.uid").unwrap_or_default(),
+                audiences: Vec::new(),
+                expires: i64::MAX,
+                bound: None,
+                legacy_secret: Some(s("secret.name")?),
+            });
+        }
         if claims["iss"] != ISSUER
             || claims["exp"].as_i64()? <= now
             || claims["nbf"].as_i64().unwrap_or(0) > now + 60
@@ -212,6 +258,7 @@ impl Issuer {
         Some(Claims {
             expires: claims["exp"].as_i64()?,
             bound,
+            legacy_secret: None,
             namespace: sa["namespace"].as_str()?.to_string(),
             name: sa["serviceaccount"]["name"].as_str()?.to_string(),
             uid: sa["serviceaccount"]["uid"]

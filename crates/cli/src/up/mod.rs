@@ -102,6 +102,10 @@ pub struct Args {
     /// the bootstrap Kustomization impersonating `flux-system/kustomize-controller`.
     #[arg(long)]
     multi_tenant: bool,
+    /// Static bearer tokens of users, in kube-apiserver's CSV format
+    /// (`token,user,uid[,"group1,group2"]`).
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
 }
 
 /// The namespace and name of the bootstrap objects, as `flux bootstrap` names them.
@@ -234,6 +238,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         } else {
             args.authorization_mode
         },
+        token_auth_file: args.token_auth_file.clone(),
         ..Default::default()
     })
     .await

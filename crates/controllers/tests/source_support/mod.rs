@@ -160,11 +160,23 @@ pub fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
         .find(|c| c["type"] == type_)
 }
 
+/// Waits until the object `what` exists and passes `check` (objects a controller creates may
+/// not exist yet when the wait starts).
 pub async fn wait_for(env: &Env, what: &str, desc: &str, check: impl Fn(&Value) -> bool) -> Value {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let obj = get(env, what);
-        if check(&obj) {
+        let mut args = vec!["get"];
+        args.extend(what.split_whitespace());
+        args.extend(["-o", "json"]);
+        let out = env.server.kubectl(&args);
+        let obj: Value = if out.status.success() {
+            serde_json::from_slice(&out.stdout).unwrap()
+        } else {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("NotFound"), "kubectl {args:?}: {err}");
+            Value::Null
+        };
+        if !obj.is_null() && check(&obj) {
             return obj;
         }
         if std::time::Instant::now() > deadline {
