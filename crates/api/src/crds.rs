@@ -67,6 +67,12 @@ pub fn name_of(crd: &str) -> Option<&str> {
         .map(str::trim)
 }
 
+/// `image.toolkit.fluxcd.io/v1` ImageRepository.
+pub const IMAGE_REPOSITORY: &str =
+    include_str!("../crds/image.toolkit.fluxcd.io_imagerepositories.yaml");
+/// `image.toolkit.fluxcd.io/v1` ImagePolicy.
+pub const IMAGE_POLICY: &str = include_str!("../crds/image.toolkit.fluxcd.io_imagepolicies.yaml");
+
 /// Every CRD, in install order.
 pub fn all() -> Vec<&'static str> {
     vec![
@@ -82,6 +88,8 @@ pub fn all() -> Vec<&'static str> {
         PROVIDER,
         ALERT,
         RECEIVER,
+        IMAGE_REPOSITORY,
+        IMAGE_POLICY,
     ]
 }
 
@@ -118,7 +126,9 @@ mod tests {
                 "helmreleases.helm.toolkit.fluxcd.io",
                 "providers.notification.toolkit.fluxcd.io",
                 "alerts.notification.toolkit.fluxcd.io",
-                "receivers.notification.toolkit.fluxcd.io"
+                "receivers.notification.toolkit.fluxcd.io",
+                "imagerepositories.image.toolkit.fluxcd.io",
+                "imagepolicies.image.toolkit.fluxcd.io"
             ]
         );
     }

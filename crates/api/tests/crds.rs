@@ -726,3 +726,123 @@ async fn flux_documented_notification_objects_are_accepted() {
         "{err}"
     );
 }
+
+/// Flux's documented image objects (`docs/spec/v1/imagerepositories.md`, `imagepolicies.md`).
+const FLUX_IMAGES: &str = r#"apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImageRepository
+metadata:
+  name: podinfo
+  namespace: default
+spec:
+  image: stefanprodan/podinfo
+  interval: 1h
+  provider: generic
+---
+apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImagePolicy
+metadata:
+  name: podinfo
+  namespace: default
+spec:
+  imageRepositoryRef:
+    name: podinfo
+  policy:
+    semver:
+      range: 5.1.x
+---
+apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImagePolicy
+metadata:
+  name: podinfo-main
+  namespace: default
+spec:
+  imageRepositoryRef:
+    name: podinfo
+  filterTags:
+    pattern: '^main-[a-fA-F0-9]+-(?P<ts>.*)'
+    extract: '$ts'
+  policy:
+    numerical:
+      order: asc
+---
+apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImagePolicy
+metadata:
+  name: podinfo-digest
+  namespace: default
+spec:
+  imageRepositoryRef:
+    name: podinfo
+  digestReflectionPolicy: Always
+  interval: 10m
+  policy:
+    alphabetical:
+      order: desc
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flux_documented_image_objects_are_accepted_and_the_cel_rules_hold() {
+    let server = common::start().await;
+    server.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &tidegate_api::crds::stream(),
+    );
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/imagerepositories.image.toolkit.fluxcd.io",
+        "crd/imagepolicies.image.toolkit.fluxcd.io",
+    ]);
+    let out = server.ok_stdin(&["apply", "-f", "-"], FLUX_IMAGES);
+    assert_eq!(out.matches(" created").count(), 4, "{out}");
+    // Defaults as Flux's CRDs give them.
+    let repo: tidegate_api::ImageRepository =
+        serde_json::from_str(&server.ok(&["get", "imagerepository", "podinfo", "-o", "json"]))
+            .unwrap();
+    assert_eq!(repo.spec.exclusion_list, ["^.*\\.sig$"]);
+    assert_eq!(repo.spec.provider.as_deref(), Some("generic"));
+    let policy: tidegate_api::ImagePolicy =
+        serde_json::from_str(&server.ok(&["get", "imgpol", "podinfo-main", "-o", "json"])).unwrap();
+    assert_eq!(
+        policy.spec.digest_reflection_policy.as_deref(),
+        Some("Never")
+    );
+    assert_eq!(
+        policy
+            .spec
+            .policy
+            .numerical
+            .and_then(|n| n.order)
+            .as_deref(),
+        Some("asc")
+    );
+    let table = server.ok(&["get", "imagerepositories"]);
+    let header = table.lines().next().unwrap();
+    assert!(
+        header.starts_with("NAME") && header.contains("IMAGE") && header.contains("TAGS"),
+        "{table}"
+    );
+    // Flux's CEL rules on interval and digestReflectionPolicy, and the interval pattern.
+    let policy = |spec: &str| {
+        format!(
+            "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata: {{name: bad, namespace: default}}\nspec:\n  imageRepositoryRef: {{name: podinfo}}\n  policy: {{semver: {{range: 1.x}}}}\n{spec}"
+        )
+    };
+    for (doc, wanted) in [
+        (
+            policy("  interval: 5m\n"),
+            "spec.interval is only accepted when spec.digestReflectionPolicy is set to 'Always'",
+        ),
+        (
+            policy("  digestReflectionPolicy: Always\n"),
+            "spec.interval must be set when spec.digestReflectionPolicy is set to 'Always'",
+        ),
+        (
+            "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata: {name: bad, namespace: default}\nspec:\n  image: ghcr.io/org/app\n  interval: soon\n".to_string(),
+            "spec.interval",
+        ),
+    ] {
+        let err = server.fails_stdin(&["apply", "-f", "-"], &doc);
+        assert!(err.contains(wanted), "{err}");
+    }
+}

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
     artifactgenerator, bucket, clusterresourceset, gitrepository, helmchart, helmrelease,
-    helmrepository, kustomization, leader, notification, ocirepository, receiver,
+    helmrepository, imagereflector, kustomization, leader, notification, ocirepository, receiver,
 };
 use tidegate_source::storage::{Retention, Storage};
 
@@ -20,8 +20,8 @@ pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
     /// Controllers to run (also `clusterresourceset-controller`, off by default: a cluster
-    /// running Cluster API has its own; and `notification-controller`: Receivers, Alerts
-    /// and Providers).
+    /// running Cluster API has its own; `notification-controller`: Receivers, Alerts and
+    /// Providers; and `image-reflector-controller`: ImageRepositories and ImagePolicies).
     #[arg(
         long,
         value_delimiter = ',',
@@ -278,6 +278,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     let namespace_helm = namespace.clone();
     let namespace_watcher = namespace.clone();
+    let namespace_image = namespace.clone();
+    let image_events = events.clone();
     if args.enable_leader_election {
         let ns = args
             .leader_election_namespace
@@ -369,6 +371,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             events,
             ..Default::default()
         },
+        image: imagereflector::Options {
+            namespace: namespace_image,
+            watch_label_selector: selector.map(str::to_string),
+            storage_path: args.storage_path.clone(),
+            no_cross_namespace_refs: args.no_cross_namespace_refs,
+            requeue_dependency: requeue,
+            events: image_events,
+        },
         events: event_options,
         events_listener,
         components: args.components.clone(),
@@ -423,6 +433,8 @@ pub const WATCHER: &str = "source-watcher";
 pub const CRS: &str = "clusterresourceset-controller";
 /// The notification-controller (Receivers).
 pub const NOTIFICATION: &str = "notification-controller";
+/// The image-reflector-controller (ImageRepositories, ImagePolicies).
+pub const IMAGE_REFLECTOR: &str = "image-reflector-controller";
 
 /// The controllers of one process, with what they share.
 pub struct Set {
@@ -450,6 +462,8 @@ pub struct Set {
     pub receiver_listener: Option<tokio::net::TcpListener>,
     /// notification-controller event server settings.
     pub events: notification::Options,
+    /// image-reflector-controller settings.
+    pub image: imagereflector::Options,
     /// Where the event server listens (none: not served, or served by the caller).
     pub events_listener: Option<tokio::net::TcpListener>,
     /// Which to run.
@@ -535,6 +549,14 @@ impl Set {
                 self.client.clone(),
                 self.metrics.clone(),
                 self.crs.clone(),
+                stop(),
+            )));
+        }
+        if self.components.iter().any(|c| c == IMAGE_REFLECTOR) {
+            tasks.push(tokio::spawn(imagereflector::run(
+                self.client.clone(),
+                self.metrics.clone(),
+                self.image.clone(),
                 stop(),
             )));
         }

@@ -5,7 +5,7 @@
 use serde_json::Value;
 use tidegate_apply::{ResourceManager, WaitOptions};
 
-use crate::controllers::{HELM, KUSTOMIZE, NOTIFICATION, SOURCE, WATCHER};
+use crate::controllers::{HELM, IMAGE_REFLECTOR, KUSTOMIZE, NOTIFICATION, SOURCE, WATCHER};
 use crate::flux::{Global, action, success, waiting};
 
 /// The controllers' image.
@@ -327,12 +327,21 @@ metadata:
 }
 
 /// Refuses components other than source-controller, kustomize-controller, helm-controller,
-/// notification-controller and source-watcher.
+/// notification-controller, source-watcher and image-reflector-controller.
 pub fn check_components(components: &[String]) -> anyhow::Result<()> {
     for c in components {
-        if ![SOURCE, KUSTOMIZE, HELM, NOTIFICATION, WATCHER].contains(&c.as_str()) {
+        if ![
+            SOURCE,
+            KUSTOMIZE,
+            HELM,
+            NOTIFICATION,
+            WATCHER,
+            IMAGE_REFLECTOR,
+        ]
+        .contains(&c.as_str())
+        {
             anyhow::bail!(
-                "unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE}, {HELM}, {NOTIFICATION}, {WATCHER})"
+                "unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE}, {HELM}, {NOTIFICATION}, {WATCHER}, {IMAGE_REFLECTOR})"
             );
         }
     }

@@ -28,6 +28,7 @@ pub mod gitrepository;
 pub mod helmchart;
 pub mod helmrelease;
 pub mod helmrepository;
+pub mod imagereflector;
 pub mod kustomization;
 pub mod leader;
 pub mod metrics;

@@ -176,3 +176,31 @@ pub(crate) fn inventory_to_api<'a>(
             .collect(),
     }
 }
+
+/// Flux's reconcile prologue: a deleted object has `cleanup` run, its finalizer removed and
+/// its version forgotten; a live one gets the finalizer and the suspend check. `Ok(true)` when
+/// the reconcile ends here (deleted or suspended).
+pub(crate) async fn prologue<K>(
+    api: &kube::Api<K>,
+    obj: &K,
+    versions: &crate::fresh::Versions,
+    metrics: &Metrics,
+    suspended: bool,
+    cleanup: impl FnOnce(),
+) -> Result<bool, String>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    if obj.meta().deletion_timestamp.is_some() {
+        cleanup();
+        crate::finalizer::remove(api, obj).await?;
+        versions.forget(obj);
+        return Ok(true);
+    }
+    crate::finalizer::add(api, obj, versions).await?;
+    Ok(check_suspended(obj, suspended, metrics))
+}

@@ -15,6 +15,7 @@ pub mod fetch;
 pub mod git;
 pub mod helm_index;
 pub mod ignore;
+pub mod image;
 pub mod oci;
 pub mod package;
 pub mod scratch;

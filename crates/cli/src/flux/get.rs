@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::kind::{
     ALERT, ARTIFACT_GENERATOR, BUCKET, EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_CHART, HELM_RELEASE,
-    HELM_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY, PROVIDER,
+    HELM_REPOSITORY, IMAGE_POLICY, IMAGE_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY, PROVIDER,
 };
 
 use super::Global;
@@ -40,6 +40,9 @@ pub enum What {
     /// notification Providers.
     #[command(name = "alert-providers", alias = "alert-provider")]
     AlertProviders(Args),
+    /// Image automation objects (`get images repository|policy|all`).
+    #[command(subcommand, alias = "image")]
+    Images(ImagesWhat),
     /// Cluster API ClusterResourceSets (namespace `default` unless `-n`).
     #[command(alias = "clusterresourceset", alias = "crs")]
     Clusterresourcesets(super::clusterresourceset::Args),
@@ -54,6 +57,17 @@ pub enum ArtifactWhat {
     /// ArtifactGenerators.
     #[command(alias = "generator")]
     Generators(Args),
+}
+
+/// Image automation kinds to list.
+#[derive(clap::Subcommand, Debug)]
+pub enum ImagesWhat {
+    /// ImageRepositories.
+    Repository(Args),
+    /// ImagePolicies.
+    Policy(Args),
+    /// Every image automation kind.
+    All(Args),
 }
 
 /// Source kinds to list.
@@ -171,6 +185,11 @@ fn row_of(kind: Kind, v: &Value) -> Row {
             .to_string()
     };
     let mut revision = text(kind.revision);
+    if kind.kind == IMAGE_REPOSITORY.kind {
+        revision = text("/status/lastScanResult/scanTime");
+    } else if kind.kind == IMAGE_POLICY.kind {
+        revision = text("/status/latestRef/name");
+    }
     if kind.kind == HELM_RELEASE.kind {
         // Flux shows the chart version of the newest release, else the last attempted one.
         if let Some(v) = v
@@ -208,14 +227,18 @@ fn row_of(kind: Kind, v: &Value) -> Row {
         name: text("/metadata/name"),
         revision,
         suspended,
-        source: (kind.kind == EXTERNAL_ARTIFACT.kind).then(|| {
-            format!(
+        source: if kind.kind == EXTERNAL_ARTIFACT.kind {
+            Some(format!(
                 "{}/{}/{}",
                 text("/spec/sourceRef/kind"),
                 text("/spec/sourceRef/namespace"),
                 text("/spec/sourceRef/name")
-            )
-        }),
+            ))
+        } else if kind.kind == IMAGE_POLICY.kind {
+            Some(text("/status/latestRef/tag"))
+        } else {
+            None
+        },
         columns: if kind.kind == ARTIFACT_GENERATOR.kind
             || kind.kind == super::kind::RECEIVER.kind
             || kind.kind == ALERT.kind
@@ -225,6 +248,10 @@ fn row_of(kind: Kind, v: &Value) -> Row {
             Columns::Provider
         } else if kind.kind == EXTERNAL_ARTIFACT.kind {
             Columns::External
+        } else if kind.kind == IMAGE_REPOSITORY.kind {
+            Columns::ImageRepository
+        } else if kind.kind == IMAGE_POLICY.kind {
+            Columns::ImagePolicy
         } else {
             Columns::Default
         },
@@ -243,6 +270,10 @@ enum Columns {
     External,
     /// Providers: `NAME READY MESSAGE`.
     Provider,
+    /// ImageRepositories: `NAME LAST SCAN SUSPENDED READY MESSAGE`.
+    ImageRepository,
+    /// ImagePolicies: `NAME IMAGE TAG READY MESSAGE`.
+    ImagePolicy,
 }
 
 /// One row.
@@ -266,6 +297,8 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
         Columns::Generator => vec!["NAME", "SUSPENDED", "READY", "MESSAGE"],
         Columns::External => vec!["NAME", "REVISION", "SOURCE", "READY", "MESSAGE"],
         Columns::Provider => vec!["NAME", "READY", "MESSAGE"],
+        Columns::ImageRepository => vec!["NAME", "LAST SCAN", "SUSPENDED", "READY", "MESSAGE"],
+        Columns::ImagePolicy => vec!["NAME", "IMAGE", "TAG", "READY", "MESSAGE"],
     };
     if all_namespaces {
         header.insert(0, "NAMESPACE");
@@ -281,7 +314,7 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
         };
         let suspended = if r.suspended { "True" } else { "False" }.to_string();
         let mut cells = match columns {
-            Columns::Default => vec![
+            Columns::Default | Columns::ImageRepository => vec![
                 r.name.clone(),
                 r.revision.clone(),
                 suspended,
@@ -290,7 +323,7 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
             ],
             Columns::Generator => vec![r.name.clone(), suspended, status, message],
             Columns::Provider => vec![r.name.clone(), status, message],
-            Columns::External => vec![
+            Columns::External | Columns::ImagePolicy => vec![
                 r.name.clone(),
                 r.revision.clone(),
                 r.source.clone().unwrap_or_default(),
@@ -333,6 +366,9 @@ pub async fn run(what: What) -> anyhow::Result<()> {
             ],
             a,
         ),
+        What::Images(ImagesWhat::Repository(a)) => (&[IMAGE_REPOSITORY], a),
+        What::Images(ImagesWhat::Policy(a)) => (&[IMAGE_POLICY], a),
+        What::Images(ImagesWhat::All(a)) => (&[IMAGE_REPOSITORY, IMAGE_POLICY], a),
         What::Kustomizations(a) => (&[KUSTOMIZATION], a),
         What::Helmreleases(a) => (&[HELM_RELEASE], a),
         What::All(a) => (

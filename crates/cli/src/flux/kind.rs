@@ -140,6 +140,26 @@ pub const HELM_RELEASE: Kind = Kind {
     verb: "applied",
 };
 
+/// `image.toolkit.fluxcd.io/v1` ImageRepositories.
+pub const IMAGE_REPOSITORY: Kind = Kind {
+    kind: "ImageRepository",
+    group: "image.toolkit.fluxcd.io",
+    version: "v1",
+    plural: "imagerepositories",
+    revision: "/status/lastScanResult/revision",
+    verb: "scan fetched",
+};
+
+/// `image.toolkit.fluxcd.io/v1` ImagePolicies.
+pub const IMAGE_POLICY: Kind = Kind {
+    kind: "ImagePolicy",
+    group: "image.toolkit.fluxcd.io",
+    version: "v1",
+    plural: "imagepolicies",
+    revision: "/status/latestRef/tag",
+    verb: "latest tag",
+};
+
 /// The source kinds, by the kind name a `sourceRef` uses.
 pub fn source_kind(kind: &str) -> Option<Kind> {
     match kind {
@@ -200,6 +220,28 @@ pub enum Target<S: clap::Args, K: clap::Args, H: clap::Args = K> {
     /// A HelmRelease.
     #[command(alias = "hr")]
     Helmrelease(H),
+    /// An image automation object (`image repository NAME`, `image policy NAME`).
+    #[command(subcommand)]
+    Image(ImageTarget<S>),
+}
+
+/// Image automation kinds.
+#[derive(clap::Subcommand, Debug)]
+pub enum ImageTarget<S: clap::Args> {
+    /// An ImageRepository.
+    Repository(S),
+    /// An ImagePolicy.
+    Policy(S),
+}
+
+impl<S: clap::Args> ImageTarget<S> {
+    /// The kind, Flux's noun for it (`image repository`) and the flags.
+    pub fn pick(self) -> (Kind, &'static str, S) {
+        match self {
+            ImageTarget::Repository(a) => (IMAGE_REPOSITORY, "image repository", a),
+            ImageTarget::Policy(a) => (IMAGE_POLICY, "image policy", a),
+        }
+    }
 }
 
 /// Source kinds.
@@ -237,6 +279,7 @@ impl<A: clap::Args> Target<A, A, A> {
             Target::Source(t) => t.pick(),
             Target::Kustomization(a) => (KUSTOMIZATION, "kustomization", a),
             Target::Helmrelease(a) => (HELM_RELEASE, "helmrelease", a),
+            Target::Image(t) => t.pick(),
         }
     }
 }

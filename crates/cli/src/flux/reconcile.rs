@@ -163,6 +163,14 @@ pub async fn request_with(
     if kind.kind == super::kind::RECEIVER.kind {
         // Flux's receiver adapter has no revision to show.
         success("Receiver reconciliation completed");
+    } else if kind.kind == super::kind::IMAGE_REPOSITORY.kind {
+        // Flux's image repository adapter reports the tag count.
+        let count = obj
+            .data
+            .pointer("/status/lastScanResult/tagCount")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        success(&format!("scan fetched {count} tags"));
     } else {
         success(&format!(
             "{} revision {}",
@@ -191,6 +199,18 @@ pub async fn run(asked: Reconcile) -> anyhow::Result<()> {
         }
     };
     match what {
+        Target::Image(t) => {
+            let (kind, _, a) = t.pick();
+            let client = a.global.cluster.client().await?;
+            request(
+                kind,
+                &client,
+                &a.global.namespace,
+                &a.name,
+                a.global.timeout,
+            )
+            .await
+        }
         Target::Source(t) => {
             let (kind, _, a) = t.pick();
             let client = a.global.cluster.client().await?;

@@ -18,7 +18,7 @@ use tidegate_controllers::{artifactgenerator, gitrepository, helmrelease, kustom
 use tidegate_source::storage::{Retention, Storage};
 
 use crate::controllers::{
-    CRS, HELM, KUSTOMIZE, NOTIFICATION, SOURCE, Set, WATCHER, wait_for_signal,
+    CRS, HELM, IMAGE_REFLECTOR, KUSTOMIZE, NOTIFICATION, SOURCE, Set, WATCHER, wait_for_signal,
 };
 
 mod identity;
@@ -352,6 +352,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
             .map_err(|e| anyhow::anyhow!(e))?,
     );
     let lockdown = args.multi_tenant;
+    let image_events = events.clone();
     let default_service_account = lockdown.then(|| "default".to_string());
     let set = Set {
         client: controllers_client,
@@ -393,8 +394,15 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
             no_cross_namespace_refs: lockdown,
             ..Default::default()
         },
+        image: tidegate_controllers::imagereflector::Options {
+            storage_path: data_dir.join("image-reflector"),
+            no_cross_namespace_refs: lockdown,
+            events: image_events,
+            ..Default::default()
+        },
         events_listener: Some(events_listener),
         components: vec![
+            IMAGE_REFLECTOR.into(),
             NOTIFICATION.into(),
             SOURCE.into(),
             KUSTOMIZE.into(),
@@ -410,7 +418,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
     running.controllers = Some((stop_tx, controllers));
     done(
         bar,
-        "✔ source-controller, kustomize-controller, helm-controller, source-watcher, notification-controller and the clusterresourceset controller started",
+        "✔ source-controller, kustomize-controller, helm-controller, source-watcher, notification-controller, image-reflector-controller and the clusterresourceset controller started",
     );
     done(
         bar,

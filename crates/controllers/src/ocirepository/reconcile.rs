@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::time::Duration;
 
+use kube::ResourceExt;
 use kube::runtime::controller::Action;
-use kube::{Api, ResourceExt};
 use tidegate_api::OCIRepository;
 use tidegate_api::conditions;
 use tidegate_api::meta::Artifact;
 use tidegate_api::ocirepository::OCIRepositoryStatus;
 use tidegate_source::extract::Limits;
 use tidegate_source::oci::select::{Wanted, select_semver};
-use tidegate_source::oci::{self, Credentials, Registry, Repository};
+use tidegate_source::oci::{self, Registry, Repository};
 use tidegate_source::storage::Storage;
 use tidegate_source::tree::{FileTree, NoBlobs};
 
@@ -22,7 +22,7 @@ use crate::source::Context;
 use crate::source::failure::{
     ARTIFACT_IN_STORAGE, FETCH_FAILED, Failure, SOURCE_VERIFIED, STORAGE_FAILED,
 };
-use crate::source::{Done, ReconcileError, secret};
+use crate::source::{Done, ReconcileError};
 
 const PULL_FAILED: &str = "OCIArtifactPullFailed";
 const LAYER_FAILED: &str = "OCIArtifactLayerOperationFailed";
@@ -385,55 +385,15 @@ async fn registry_options(
     let spec = &obj.spec;
     let ns = obj.namespace().unwrap_or_default();
     let auth_failure = |m: String| Failure::new(FETCH_FAILED, "AuthenticationFailed", m);
-    let mut pull_secrets: Vec<String> = Vec::new();
-    if let Some(r) = &spec.secret_ref {
-        pull_secrets.push(r.name.clone());
-    }
-    if let Some(sa) = spec
-        .service_account_name
-        .as_deref()
-        .filter(|s| !s.is_empty())
-    {
-        let api: Api<k8s_openapi::api::core::v1::ServiceAccount> =
-            Api::namespaced(ctx.client.clone(), &ns);
-        let account = api.get(sa).await.map_err(|e| {
-            auth_failure(format!(
-                "failed to get credential: failed to get service account '{ns}/{sa}': {}",
-                kube_message(&e)
-            ))
-        })?;
-        pull_secrets.extend(
-            account
-                .image_pull_secrets
-                .unwrap_or_default()
-                .into_iter()
-                .map(|r| r.name),
-        );
-    }
-    let mut credentials = Credentials::Anonymous;
-    for secret_name in &pull_secrets {
-        let (kind, data) = secret(&ctx.client, &ns, secret_name)
-            .await
-            .map_err(|m| auth_failure(format!("failed to get credential: {m}")))?;
-        let config = match kind.as_str() {
-            "kubernetes.io/dockerconfigjson" => data.get(".dockerconfigjson"),
-            "kubernetes.io/dockercfg" => data.get(".dockercfg"),
-            _ => None,
-        };
-        let Some(config) = config else { continue };
-        match oci::auth::from_docker_config(config, &repo.name()) {
-            Ok(Some(c)) => {
-                credentials = c;
-                break;
-            }
-            Ok(None) => {}
-            Err(e) => {
-                return Err(auth_failure(format!(
-                    "failed to get credential: secret '{ns}/{secret_name}': {e}"
-                )));
-            }
-        }
-    }
+    let credentials = crate::source::pull_secrets::registry_credentials(
+        &ctx.client,
+        &ns,
+        spec.secret_ref.as_ref().map(|r| r.name.as_str()),
+        spec.service_account_name.as_deref(),
+        &repo.name(),
+    )
+    .await
+    .map_err(|m| auth_failure(format!("failed to get credential: {m}")))?;
     let mut ca_pem = None;
     if let Some(r) = &spec.cert_secret_ref {
         let data = crate::source::secret_data(&ctx.client, &ns, &r.name)
@@ -469,13 +429,6 @@ async fn registry_options(
         proxy,
         user_agent: "tidegate/source-controller",
     })
-}
-
-fn kube_message(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) => s.message.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// Settings Tidegate does not implement stall with a clear message instead of being ignored.

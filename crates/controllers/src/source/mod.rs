@@ -4,6 +4,7 @@
 
 pub(crate) mod failure;
 pub(crate) mod proxy;
+pub(crate) mod pull_secrets;
 pub(crate) mod verify;
 
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
     artifactgenerator, bucket, gitrepository, helmchart, helmrelease, helmrepository,
-    kustomization, ocirepository,
+    imagereflector, kustomization, ocirepository,
 };
 
 #[path = "../../../apiserver/tests/common/mod.rs"]
@@ -125,6 +125,16 @@ async fn start_on(server: common::TestServer) -> Env {
         metrics.clone(),
         helmrelease::Options {
             requeue_dependency: Duration::from_secs(2),
+            ..Default::default()
+        },
+        stop(),
+    ));
+    tokio::spawn(imagereflector::run(
+        client.clone(),
+        metrics.clone(),
+        imagereflector::Options {
+            storage_path: storage_dir.path().join("image-reflector"),
+            requeue_dependency: Duration::from_secs(1),
             ..Default::default()
         },
         stop(),
