@@ -346,3 +346,35 @@ async fn credentials_come_from_a_docker_config_secret_and_an_exclusion_list() {
         "{text}"
     );
 }
+
+/// More tags than one page of the tag list: Debian's docker-registry ignores `n` and `last`
+/// and answers every tag at once, which once made the listing repeat itself until it timed
+/// out. Every tag is counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_than_a_page_of_tags_is_listed_once() {
+    let reg = Registry::start(Mode::Plain);
+    let env = start().await;
+    push(&reg, "big/app", "seed", Credentials::Anonymous).await;
+    let (repository, _) = oci::parse_artifact_url(&reg.url("big/app")).unwrap();
+    let registry = oci::Registry::connect(&repository, &oci::Options::default())
+        .await
+        .unwrap();
+    let seed = repository.tag("seed");
+    for i in 0..1_100 {
+        registry
+            .tag(&seed, &format!("1.{}.{}", i / 100, i % 100))
+            .await
+            .unwrap();
+    }
+    let image = format!("{}/big/app", reg.host);
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &image_repository("big", &image, ""));
+    let o = wait_for(&env, "imagerepository/big", "Ready", ready).await;
+    assert_eq!(o["status"]["lastScanResult"]["tagCount"], 1_101);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &image_policy("big", "big", "  policy:\n    semver:\n      range: '1.x'\n"),
+    );
+    let p = wait_for(&env, "imagepolicy/big", "Ready", ready).await;
+    assert_eq!(p["status"]["latestRef"]["tag"], "1.10.99");
+}

@@ -271,6 +271,7 @@ impl Registry {
         self.timed(async {
             let probe = self.repo.tag("latest");
             let mut tags: Vec<String> = Vec::new();
+            let mut seen: std::collections::HashSet<String> = Default::default();
             let page = 1000;
             loop {
                 let last = tags.last().cloned();
@@ -285,15 +286,17 @@ impl Registry {
                     .await
                     .map_err(classify)?;
                 let n = resp.tags.len();
-                let before = tags.len();
+                let mut added = 0;
                 for t in resp.tags {
-                    if last.as_deref() != Some(t.as_str()) {
+                    if seen.insert(t.clone()) {
                         tags.push(t);
+                        added += 1;
                     }
                 }
-                // A registry that ignores `n` returns everything at once; one that ignores
-                // `last` would repeat itself: stop when a page adds nothing.
-                if n < page || tags.len() == before {
+                // A short page is the last. A registry that ignores `n` (Debian's
+                // docker-registry does) returns everything at once; one that ignores `last`
+                // repeats itself: stop when a page is longer than asked or adds nothing.
+                if n != page || added == 0 {
                     break;
                 }
             }
