@@ -420,7 +420,7 @@ fn flux_verbs_create_export_delete_against_up() {
         ],
     );
     assert_eq!(code, 0, "{err}");
-    assert!(err.starts_with("► generating GitRepository source\n► applying GitRepository source\n✔ GitRepository source created\n"), "{err}");
+    assert!(err.starts_with("✚ generating GitRepository source\n► applying GitRepository source\n✔ GitRepository source created\n"), "{err}");
     assert!(
         err.contains(&format!("✔ fetched revision: main@sha1:{sha}")),
         "{err}"

@@ -1,7 +1,7 @@
 //! Image automation's first half on `tidegate up`: tags pushed with `tidegate push artifact`
 //! to Debian's docker-registry, an ImageRepository and an ImagePolicy reconciled by the
-//! image-reflector-controller `up` runs, and Flux's verbs on them: `get images`, `reconcile
-//! image repository`, `suspend`/`resume`.
+//! image-reflector-controller `up` runs, and Flux's verbs on them: `create image`, `get
+//! images`, `reconcile image repository`, `suspend`/`resume`.
 
 #[path = "../../source/tests/support/mod.rs"]
 mod git_support;
@@ -48,12 +48,46 @@ fn image_repositories_and_policies_on_up_with_flux_verbs() {
     );
     let kc = up.kubeconfig.clone();
     let image = format!("{}/team/app", reg.host);
-    kubectl_stdin(
+    let (code, _, err) = tidegate(
         &kc,
-        &["apply", "-f", "-"],
-        &format!(
-            "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: app\n  namespace: flux-system\nspec:\n  image: {image}\n  interval: 1h\n---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: app\n  namespace: flux-system\nspec:\n  imageRepositoryRef:\n    name: app\n  policy:\n    semver:\n      range: 1.x\n"
-        ),
+        &[
+            "create",
+            "image",
+            "repository",
+            "app",
+            "--image",
+            &image,
+            "--interval",
+            "1h",
+            "-n",
+            "flux-system",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("✚ generating ImageRepository")
+            && err.contains("✔ ImageRepository reconciliation completed"),
+        "{err}"
+    );
+    let (code, _, err) = tidegate(
+        &kc,
+        &[
+            "create",
+            "image",
+            "policy",
+            "app",
+            "--image-ref",
+            "app",
+            "--select-semver",
+            "1.x",
+            "-n",
+            "flux-system",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("✔ ImagePolicy reconciliation completed"),
+        "{err}"
     );
     wait_until("the policy to resolve", || {
         kubectl(

@@ -11,7 +11,7 @@ use super::kind::{
 };
 use super::reconcile::wait_handled;
 use super::secret::SecretGitArgs;
-use super::{Global, action, success, waiting};
+use super::{Global, action, generate, success, waiting};
 
 /// What to create.
 #[derive(clap::Subcommand, Debug)]
@@ -35,6 +35,18 @@ pub enum What {
     Alert(super::create_notification::AlertArgs),
     /// A notification Receiver.
     Receiver(super::create_notification::ReceiverArgs),
+    /// An image automation object (`image repository|policy`).
+    #[command(subcommand)]
+    Image(ImageWhat),
+}
+
+/// Image automation kinds.
+#[derive(clap::Subcommand, Debug)]
+pub enum ImageWhat {
+    /// An ImageRepository.
+    Repository(super::create_image::RepositoryArgs),
+    /// An ImagePolicy.
+    Policy(super::create_image::PolicyArgs),
 }
 
 /// Source kinds.
@@ -419,7 +431,7 @@ pub(super) async fn create_with_secret(
 ) -> anyhow::Result<()> {
     let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
     let client = global.cluster.client().await?;
-    action(&format!("generating {label}"));
+    generate(&format!("generating {label}"));
     if let Some(secret) = secret {
         action("applying secret with the credentials");
         crate::cluster::apply(&client, vec![secret], "applying the secret").await?;
@@ -431,11 +443,14 @@ pub(super) async fn create_with_secret(
     waiting(&format!("waiting for {label} reconciliation"));
     let obj = wait_handled(kind, &client, &global.namespace, &name, None, timeout).await?;
     success(&format!("{label} reconciliation completed"));
-    success(&format!(
-        "{} revision: {}",
-        kind.verb,
-        kind.revision_of(&obj)
-    ));
+    // Flux reports a source's revision; image objects have none to report.
+    if !kind.kind.starts_with("Image") {
+        success(&format!(
+            "{} revision: {}",
+            kind.verb,
+            kind.revision_of(&obj)
+        ));
+    }
     Ok(())
 }
 
@@ -524,6 +539,8 @@ pub async fn run(what: What) -> anyhow::Result<()> {
         What::AlertProvider(a) => super::create_notification::run_provider(a).await,
         What::Alert(a) => super::create_notification::run_alert(a).await,
         What::Receiver(a) => super::create_notification::run_receiver(a).await,
+        What::Image(ImageWhat::Repository(a)) => super::create_image::run_repository(a).await,
+        What::Image(ImageWhat::Policy(a)) => super::create_image::run_policy(a).await,
         What::Helmrelease(a) => {
             let obj = super::create_helmrelease::helmrelease_object(&a)?;
             if a.export {
@@ -572,6 +589,12 @@ mod tests {
             }
             What::Receiver(a) => {
                 export_yaml(&super::super::create_notification::receiver_object(&a).unwrap())
+            }
+            What::Image(ImageWhat::Repository(a)) => {
+                export_yaml(&super::super::create_image::repository_object(&a).unwrap())
+            }
+            What::Image(ImageWhat::Policy(a)) => {
+                export_yaml(&super::super::create_image::policy_object(&a).unwrap())
             }
             What::Helmrelease(a) => {
                 export_yaml(&super::super::create_helmrelease::helmrelease_object(&a).unwrap())
@@ -647,6 +670,98 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "at least one event source is required"
+        );
+    }
+
+    #[test]
+    fn exports_image_objects_as_flux_does() {
+        // `flux create image repository alpine-repo --image alpine --interval 20m --export`.
+        assert_eq!(
+            exported(&[
+                "image",
+                "repository",
+                "alpine-repo",
+                "--image",
+                "alpine",
+                "--interval",
+                "20m",
+                "--export",
+            ]),
+            "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageRepository\nmetadata:\n  name: alpine-repo\n  namespace: flux-system\nspec:\n  image: alpine\n  interval: 20m0s\n"
+        );
+        // `flux create image policy podinfo --image-ref=podinfo --select-semver=">=4.0.0"
+        // --filter-regex='^main-[a-f0-9]+-(?P<ts>[0-9]+)' --filter-extract='$ts' --export`.
+        assert_eq!(
+            exported(&[
+                "image",
+                "policy",
+                "podinfo",
+                "--image-ref=podinfo",
+                "--select-numeric=asc",
+                "--filter-regex=^main-[a-f0-9]+-(?P<ts>[0-9]+)",
+                "--filter-extract=$ts",
+                "--export",
+            ]),
+            "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImagePolicy\nmetadata:\n  name: podinfo\n  namespace: flux-system\nspec:\n  filterTags:\n    extract: $ts\n    pattern: ^main-[a-f0-9]+-(?P<ts>[0-9]+)\n  imageRepositoryRef:\n    name: podinfo\n  policy:\n    numerical:\n      order: asc\n"
+        );
+        let refused = |args: &[&str]| {
+            let t =
+                T::try_parse_from(std::iter::once("create").chain(args.iter().copied())).unwrap();
+            match t.what {
+                What::Image(ImageWhat::Policy(a)) => super::super::create_image::policy_object(&a),
+                What::Image(ImageWhat::Repository(a)) => {
+                    super::super::create_image::repository_object(&a)
+                }
+                _ => unreachable!(),
+            }
+            .unwrap_err()
+            .to_string()
+        };
+        assert_eq!(
+            refused(&[
+                "image",
+                "policy",
+                "p",
+                "--image-ref=r",
+                "--select-semver=1.x",
+                "--select-alpha=asc"
+            ]),
+            "only one of --select-semver, --select-alpha or --select-numeric can be specified"
+        );
+        assert_eq!(
+            refused(&["image", "policy", "p", "--image-ref=r", "--select-alpha=up"]),
+            "--select-alpha must be one of [\"asc\", \"desc\"]"
+        );
+        assert_eq!(
+            refused(&[
+                "image",
+                "policy",
+                "p",
+                "--image-ref=r",
+                "--select-alpha=asc",
+                "--filter-regex=v(?P<n>.*)",
+                "--filter-extract=$m"
+            ]),
+            "capture group $m used in --filter-extract not found in --filter-regex"
+        );
+        assert_eq!(
+            refused(&[
+                "image",
+                "policy",
+                "p",
+                "--image-ref=r",
+                "--select-alpha=asc",
+                "--interval=5m"
+            ]),
+            "the --interval flag can only be used with the 'Always' digest reflection policy, use --reflect-digest=Always"
+        );
+        assert_eq!(
+            refused(&["image", "repository", "r", "--image", "ghcr.io/org/app:v1"]),
+            "unable to parse image value: image 'ghcr.io/org/app:v1' should not include a tag; remove ':v1'"
+        );
+        assert_eq!(
+            refused(&["image", "repository", "r"]),
+            "an image repository (--image) is required"
         );
     }
 

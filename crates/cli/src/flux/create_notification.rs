@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::create::export_yaml;
 use super::kind::RECEIVER;
 use super::reconcile::wait_handled;
-use super::{Global, action, success, waiting};
+use super::{Global, action, generate, success, waiting};
 
 /// Flags of `create alert-provider`.
 #[derive(clap::Args, Debug)]
@@ -99,7 +99,7 @@ fn kind_name_namespace(text: &str) -> Option<(String, String, Option<String>)> {
 }
 
 /// `v` with every object's keys sorted, as Flux's export (`sigs.k8s.io/yaml`) writes them.
-fn sorted(v: Value) -> Value {
+pub(super) fn sorted(v: Value) -> Value {
     match v {
         Value::Object(m) => {
             let mut entries: Vec<(String, Value)> = m.into_iter().collect();
@@ -202,7 +202,7 @@ pub fn receiver_object(a: &ReceiverArgs) -> anyhow::Result<Value> {
 async fn apply_static(label: &str, obj: Value, global: &Global) -> anyhow::Result<()> {
     let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
     let client = global.cluster.client().await?;
-    action(&format!("generating {label}"));
+    generate(&format!("generating {label}"));
     action(&format!("applying {label}"));
     crate::cluster::apply(&client, vec![obj], &format!("applying {label}")).await?;
     success(&format!("{label} created"));
@@ -238,7 +238,7 @@ pub async fn run_receiver(a: ReceiverArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let client = a.global.cluster.client().await?;
-    action("generating Receiver");
+    generate("generating Receiver");
     action("applying Receiver");
     crate::cluster::apply(&client, vec![obj], "applying Receiver").await?;
     success("Receiver created");

@@ -9,6 +9,7 @@ pub mod clusterresourceset;
 pub mod create;
 pub mod create_bucket;
 pub mod create_helmrelease;
+pub mod create_image;
 pub mod create_notification;
 pub mod debug;
 pub mod delete;
