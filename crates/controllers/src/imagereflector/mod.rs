@@ -125,13 +125,27 @@ pub async fn run(
     )
     .applied_objects();
     let (repo_tx, repo_rx) = futures::channel::mpsc::unbounded::<Arc<ImageRepository>>();
-    let repo_changes = repo_events.filter_map(move |r| {
-        let tx = repo_tx.clone();
-        async move {
-            let r = r.ok()?;
-            let _ = tx.unbounded_send(Arc::new(r.clone()));
-            Some(Ok::<_, watcher::Error>(r))
+    // Flux's predicate for the policies: a repository seen for the first time, or a new scan
+    // revision (status writes that change nothing else do not re-run the policies).
+    let mut seen: std::collections::HashMap<(String, String), Option<String>> = Default::default();
+    let repo_changes = repo_events.map(move |r| {
+        if let Ok(repo) = &r {
+            let key = (repo.namespace().unwrap_or_default(), repo.name_any());
+            let revision = repo
+                .status
+                .as_ref()
+                .and_then(|s| s.last_scan_result.as_ref())
+                .map(|l| l.revision.clone());
+            let changed = match seen.get(&key) {
+                None => true,
+                Some(old) => revision.is_some() && *old != revision,
+            };
+            if changed {
+                seen.insert(key, revision);
+                let _ = repo_tx.unbounded_send(Arc::new(repo.clone()));
+            }
         }
+        r
     });
     let repo_trigger = repo_changes.predicate_filter(
         crate::shared::trigger_hash,
