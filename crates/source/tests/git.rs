@@ -434,12 +434,7 @@ fn gpg(home: &Path, args: &[&str]) -> String {
 #[test]
 fn signed_commits_and_tags_gpg_and_ssh() {
     let mut repo = Repo::new();
-    let gnupg = tempfile::tempdir().unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(gnupg.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
+    let gnupg = support::gnupg_home();
     gpg(
         gnupg.path(),
         &[

@@ -7,10 +7,14 @@
 //! gives the revision already stored, nothing is fetched ([`Outcome::Unchanged`]).
 
 mod auth;
+pub mod commit;
 mod local;
+mod pack;
+pub mod push;
 mod remote;
 pub mod seed;
 pub mod select;
+pub mod sign;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -124,7 +128,7 @@ pub fn redacted_url(url: &str) -> String {
 
 impl GitError {
     /// The same error with any credentials of `url` removed from its message.
-    fn redact(self, url: &str) -> GitError {
+    pub(crate) fn redact(self, url: &str) -> GitError {
         let Some(info) = userinfo(url) else {
             return self;
         };

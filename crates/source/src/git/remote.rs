@@ -74,7 +74,7 @@ fn op(message: String) -> GitError {
 }
 
 /// SSH URLs without a user connect as `git`, as Flux does.
-fn with_default_user(url: &str) -> Result<gix::Url, GitError> {
+pub(super) fn with_default_user(url: &str) -> Result<gix::Url, GitError> {
     let mut parsed = gix::url::parse(gix::bstr::ByteSlice::as_bstr(url.as_bytes()))
         .map_err(|e| GitError::Invalid(format!("failed to parse url '{url}': {e}")))?;
     if parsed.scheme == gix::url::Scheme::Ssh && parsed.user().is_none() {
@@ -91,6 +91,27 @@ fn configure_ssh(
     workdir: &Path,
     timeout: std::time::Duration,
 ) -> Result<(), GitError> {
+    let command = ssh_command(auth, workdir, timeout)?;
+    let mut config = repo.config_snapshot_mut();
+    config
+        .set_raw_value("core.sshCommand", command.as_str())
+        .map_err(|e| op(format!("configuring ssh: {e}")))?;
+    config
+        .set_raw_value("ssh.variant", "ssh")
+        .map_err(|e| op(format!("configuring ssh: {e}")))?;
+    config
+        .commit()
+        .map_err(|e| op(format!("configuring ssh: {e}")))?;
+    Ok(())
+}
+
+/// The OpenSSH command line: the secret's identity and known_hosts written to 0600 files in
+/// `workdir`, strict host key checking, no agent and no user configuration.
+pub(super) fn ssh_command(
+    auth: &Auth,
+    workdir: &Path,
+    timeout: std::time::Duration,
+) -> Result<String, GitError> {
     let write = |name: &str, data: &[u8]| -> Result<std::path::PathBuf, GitError> {
         let path = workdir.join(name);
         let mut bytes = data.to_vec();
@@ -110,7 +131,7 @@ fn configure_ssh(
         "ssh-known-hosts",
         auth.known_hosts.as_deref().unwrap_or_default(),
     )?;
-    let command = format!(
+    Ok(format!(
         "ssh -F /dev/null -i '{}' -o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes \
          -o StrictHostKeyChecking=yes -o UserKnownHostsFile='{}' -o GlobalKnownHostsFile=/dev/null \
          -o ConnectTimeout={secs} -o ServerAliveInterval={alive} -o ServerAliveCountMax=3",
@@ -118,18 +139,7 @@ fn configure_ssh(
         known_hosts.display(),
         secs = timeout.as_secs().max(1),
         alive = (timeout.as_secs() / 3).max(1),
-    );
-    let mut config = repo.config_snapshot_mut();
-    config
-        .set_raw_value("core.sshCommand", command.as_str())
-        .map_err(|e| op(format!("configuring ssh: {e}")))?;
-    config
-        .set_raw_value("ssh.variant", "ssh")
-        .map_err(|e| op(format!("configuring ssh: {e}")))?;
-    config
-        .commit()
-        .map_err(|e| op(format!("configuring ssh: {e}")))?;
-    Ok(())
+    ))
 }
 
 type Prepared<'a> = gix::remote::fetch::Prepare<'a, 'a, Transport>;
@@ -200,7 +210,7 @@ fn receive(prepare: Prepared<'_>, shallow: bool, opts: &FetchOptions<'_>) -> Res
         .map_err(|e| op(format!("unable to clone '{}': {}", opts.url, chain(&e))))
 }
 
-fn http_options(
+pub(super) fn http_options(
     auth: &Auth,
     timeout: std::time::Duration,
 ) -> gix::protocol::transport::client::blocking_io::http::Options {
@@ -292,7 +302,7 @@ fn gix_message(message: String) -> gix::error::Error {
 }
 
 /// An error with its causes, `outer: inner: root`, without repeats.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(super) fn chain(e: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = vec![e.to_string()];
     let mut source = e.source();
     while let Some(s) = source {

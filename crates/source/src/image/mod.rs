@@ -5,4 +5,6 @@
 pub mod expand;
 pub mod policy;
 pub mod reference;
+pub mod setters;
 pub mod tags;
+pub mod update;

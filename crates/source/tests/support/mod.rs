@@ -45,6 +45,17 @@ fn wait_for_port(port: u16, child: &mut Child, what: &str) {
     panic!("{what} did not listen on port {port}");
 }
 
+/// An empty GnuPG home (0700, as gpg wants it).
+pub fn gnupg_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    home
+}
+
 /// A working repository plus a bare "server" copy it pushes to.
 pub struct Repo {
     pub dir: tempfile::TempDir,
