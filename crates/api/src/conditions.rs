@@ -61,6 +61,47 @@ pub fn set_status(
     sort(conditions);
 }
 
+/// Flux's conditions after a successful reconcile: `Ready=True` with `reason` and `message`,
+/// `Reconciling` and `Stalled` removed.
+pub fn mark_ready(
+    conditions: &mut Vec<Condition>,
+    reason: &str,
+    message: &str,
+    generation: Option<i64>,
+) {
+    set(conditions, READY, true, reason, message, generation);
+    delete(conditions, RECONCILING);
+    delete(conditions, STALLED);
+}
+
+/// Flux's conditions after a failed reconcile: `Ready=False` with `reason` and `message`; a
+/// stalled one (no retry can help) gets `Stalled=True` and loses `Reconciling`, a retried one
+/// gets `Reconciling=True` (`ProgressingWithRetry`, `progress`) and loses `Stalled`.
+pub fn mark_failed(
+    conditions: &mut Vec<Condition>,
+    reason: &str,
+    message: &str,
+    stalled: bool,
+    progress: &str,
+    generation: Option<i64>,
+) {
+    set(conditions, READY, false, reason, message, generation);
+    if stalled {
+        set(conditions, STALLED, true, reason, message, generation);
+        delete(conditions, RECONCILING);
+    } else {
+        delete(conditions, STALLED);
+        set(
+            conditions,
+            RECONCILING,
+            true,
+            "ProgressingWithRetry",
+            progress,
+            generation,
+        );
+    }
+}
+
 /// Removes condition `type_`.
 pub fn delete(conditions: &mut Vec<Condition>, type_: &str) {
     conditions.retain(|c| c.type_ != type_);

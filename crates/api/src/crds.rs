@@ -72,6 +72,9 @@ pub const IMAGE_REPOSITORY: &str =
     include_str!("../crds/image.toolkit.fluxcd.io_imagerepositories.yaml");
 /// `image.toolkit.fluxcd.io/v1` ImagePolicy.
 pub const IMAGE_POLICY: &str = include_str!("../crds/image.toolkit.fluxcd.io_imagepolicies.yaml");
+/// `image.toolkit.fluxcd.io/v1` ImageUpdateAutomation.
+pub const IMAGE_UPDATE_AUTOMATION: &str =
+    include_str!("../crds/image.toolkit.fluxcd.io_imageupdateautomations.yaml");
 
 /// Every CRD, in install order.
 pub fn all() -> Vec<&'static str> {
@@ -90,6 +93,7 @@ pub fn all() -> Vec<&'static str> {
         RECEIVER,
         IMAGE_REPOSITORY,
         IMAGE_POLICY,
+        IMAGE_UPDATE_AUTOMATION,
     ]
 }
 
@@ -128,7 +132,8 @@ mod tests {
                 "alerts.notification.toolkit.fluxcd.io",
                 "receivers.notification.toolkit.fluxcd.io",
                 "imagerepositories.image.toolkit.fluxcd.io",
-                "imagepolicies.image.toolkit.fluxcd.io"
+                "imagepolicies.image.toolkit.fluxcd.io",
+                "imageupdateautomations.image.toolkit.fluxcd.io"
             ]
         );
     }

@@ -16,6 +16,7 @@ pub mod helmrelease;
 pub mod helmrepository;
 pub mod imagepolicy;
 pub mod imagerepository;
+pub mod imageupdateautomation;
 pub mod kustomization;
 pub mod meta;
 pub mod ocirepository;
@@ -34,6 +35,9 @@ pub use helmrelease::{HelmRelease, HelmReleaseSpec, HelmReleaseStatus};
 pub use helmrepository::{HelmRepository, HelmRepositorySpec, HelmRepositoryStatus};
 pub use imagepolicy::{ImagePolicy, ImagePolicySpec, ImagePolicyStatus};
 pub use imagerepository::{ImageRepository, ImageRepositorySpec, ImageRepositoryStatus};
+pub use imageupdateautomation::{
+    ImageUpdateAutomation, ImageUpdateAutomationSpec, ImageUpdateAutomationStatus,
+};
 pub use kustomization::{Kustomization, KustomizationSpec, KustomizationStatus};
 pub use ocirepository::{OCIRepository, OCIRepositorySpec, OCIRepositoryStatus};
 pub use provider::{Provider, ProviderSpec};

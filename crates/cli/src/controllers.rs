@@ -8,7 +8,8 @@ use anyhow::Context as _;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
     artifactgenerator, bucket, clusterresourceset, gitrepository, helmchart, helmrelease,
-    helmrepository, imagereflector, kustomization, leader, notification, ocirepository, receiver,
+    helmrepository, imageautomation, imagereflector, kustomization, leader, notification,
+    ocirepository, receiver,
 };
 use tidegate_source::storage::{Retention, Storage};
 
@@ -21,7 +22,8 @@ pub struct Args {
     cluster: ClusterArgs,
     /// Controllers to run (also `clusterresourceset-controller`, off by default: a cluster
     /// running Cluster API has its own; `notification-controller`: Receivers, Alerts and
-    /// Providers; and `image-reflector-controller`: ImageRepositories and ImagePolicies).
+    /// Providers; `image-reflector-controller`: ImageRepositories and ImagePolicies; and
+    /// `image-automation-controller`: ImageUpdateAutomations).
     #[arg(
         long,
         value_delimiter = ',',
@@ -280,6 +282,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let namespace_watcher = namespace.clone();
     let namespace_image = namespace.clone();
     let image_events = events.clone();
+    let automation_events = events.clone();
+    let namespace_automation = namespace.clone();
     if args.enable_leader_election {
         let ns = args
             .leader_election_namespace
@@ -379,6 +383,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             requeue_dependency: requeue,
             events: image_events,
         },
+        automation: imageautomation::Options {
+            namespace: namespace_automation,
+            watch_label_selector: selector.map(str::to_string),
+            no_cross_namespace_refs: args.no_cross_namespace_refs,
+            allow_file_urls: args.allow_file_urls,
+            events: automation_events,
+            ..Default::default()
+        },
         events: event_options,
         events_listener,
         components: args.components.clone(),
@@ -435,6 +447,8 @@ pub const CRS: &str = "clusterresourceset-controller";
 pub const NOTIFICATION: &str = "notification-controller";
 /// The image-reflector-controller (ImageRepositories, ImagePolicies).
 pub const IMAGE_REFLECTOR: &str = "image-reflector-controller";
+/// The image-automation-controller (ImageUpdateAutomations).
+pub const IMAGE_AUTOMATION: &str = "image-automation-controller";
 
 /// The controllers of one process, with what they share.
 pub struct Set {
@@ -464,6 +478,8 @@ pub struct Set {
     pub events: notification::Options,
     /// image-reflector-controller settings.
     pub image: imagereflector::Options,
+    /// image-automation-controller settings.
+    pub automation: imageautomation::Options,
     /// Where the event server listens (none: not served, or served by the caller).
     pub events_listener: Option<tokio::net::TcpListener>,
     /// Which to run.
@@ -557,6 +573,14 @@ impl Set {
                 self.client.clone(),
                 self.metrics.clone(),
                 self.image.clone(),
+                stop(),
+            )));
+        }
+        if self.components.iter().any(|c| c == IMAGE_AUTOMATION) {
+            tasks.push(tokio::spawn(imageautomation::run(
+                self.client.clone(),
+                self.metrics.clone(),
+                self.automation.clone(),
                 stop(),
             )));
         }

@@ -5,7 +5,9 @@
 use serde_json::Value;
 use tidegate_apply::{ResourceManager, WaitOptions};
 
-use crate::controllers::{HELM, IMAGE_REFLECTOR, KUSTOMIZE, NOTIFICATION, SOURCE, WATCHER};
+use crate::controllers::{
+    HELM, IMAGE_AUTOMATION, IMAGE_REFLECTOR, KUSTOMIZE, NOTIFICATION, SOURCE, WATCHER,
+};
 use crate::flux::{Global, action, success, waiting};
 
 /// The controllers' image.
@@ -327,7 +329,8 @@ metadata:
 }
 
 /// Refuses components other than source-controller, kustomize-controller, helm-controller,
-/// notification-controller, source-watcher and image-reflector-controller.
+/// notification-controller, source-watcher, image-reflector-controller and
+/// image-automation-controller.
 pub fn check_components(components: &[String]) -> anyhow::Result<()> {
     for c in components {
         if ![
@@ -337,11 +340,12 @@ pub fn check_components(components: &[String]) -> anyhow::Result<()> {
             NOTIFICATION,
             WATCHER,
             IMAGE_REFLECTOR,
+            IMAGE_AUTOMATION,
         ]
         .contains(&c.as_str())
         {
             anyhow::bail!(
-                "unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE}, {HELM}, {NOTIFICATION}, {WATCHER}, {IMAGE_REFLECTOR})"
+                "unknown component {c:?} (available: {SOURCE}, {KUSTOMIZE}, {HELM}, {NOTIFICATION}, {WATCHER}, {IMAGE_REFLECTOR}, {IMAGE_AUTOMATION})"
             );
         }
     }

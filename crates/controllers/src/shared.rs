@@ -76,6 +76,20 @@ where
         .map_err(|message| (message, backoff.failed(&format!("{ns}/{}", obj.name_any()))))
 }
 
+/// The API of a namespaced kind in `namespace`, or in every namespace.
+pub(crate) fn api_in<K>(client: &kube::Client, namespace: &Option<String>) -> kube::Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    match namespace {
+        Some(ns) => kube::Api::namespaced(client.clone(), ns),
+        None => kube::Api::all(client.clone()),
+    }
+}
+
 /// The watch of a controller's own kind: every object, or those matching the controller's
 /// `--watch-label-selector` (sharding).
 pub(crate) fn watch_config(selector: &Option<String>) -> kube::runtime::watcher::Config {

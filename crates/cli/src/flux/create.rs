@@ -35,7 +35,7 @@ pub enum What {
     Alert(super::create_notification::AlertArgs),
     /// A notification Receiver.
     Receiver(super::create_notification::ReceiverArgs),
-    /// An image automation object (`image repository|policy`).
+    /// An image automation object (`image repository|policy|update`).
     #[command(subcommand)]
     Image(ImageWhat),
 }
@@ -47,6 +47,8 @@ pub enum ImageWhat {
     Repository(super::create_image::RepositoryArgs),
     /// An ImagePolicy.
     Policy(super::create_image::PolicyArgs),
+    /// An ImageUpdateAutomation.
+    Update(super::create_image::UpdateArgs),
 }
 
 /// Source kinds.
@@ -541,6 +543,7 @@ pub async fn run(what: What) -> anyhow::Result<()> {
         What::Receiver(a) => super::create_notification::run_receiver(a).await,
         What::Image(ImageWhat::Repository(a)) => super::create_image::run_repository(a).await,
         What::Image(ImageWhat::Policy(a)) => super::create_image::run_policy(a).await,
+        What::Image(ImageWhat::Update(a)) => super::create_image::run_update(a).await,
         What::Helmrelease(a) => {
             let obj = super::create_helmrelease::helmrelease_object(&a)?;
             if a.export {
@@ -595,6 +598,9 @@ mod tests {
             }
             What::Image(ImageWhat::Policy(a)) => {
                 export_yaml(&super::super::create_image::policy_object(&a).unwrap())
+            }
+            What::Image(ImageWhat::Update(a)) => {
+                export_yaml(&super::super::create_image::update_object(&a).unwrap())
             }
             What::Helmrelease(a) => {
                 export_yaml(&super::super::create_helmrelease::helmrelease_object(&a).unwrap())
@@ -674,6 +680,69 @@ mod tests {
     }
 
     #[test]
+    fn exports_image_update_automations_as_flux_does() {
+        // flux2's `cmd/flux/testdata/create_image_update/*.yaml`.
+        let base = [
+            "image",
+            "update",
+            "flux-system",
+            "--git-repo-ref=flux-system",
+            "--checkout-branch=main",
+            "--author-name=flux",
+            "--author-email=flux@example.com",
+            "--interval=1m0s",
+            "--namespace=flux-system",
+            "--export",
+        ];
+        let head = "---\napiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  git:\n    checkout:\n      ref:\n        branch: main\n    commit:\n      author:\n        email: flux@example.com\n        name: flux\n";
+        let tail =
+            "  interval: 1m0s\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n";
+        assert_eq!(exported(&base), format!("{head}{tail}"));
+        let mut gpg = base.to_vec();
+        gpg.push("--signing-key-secret=my-key");
+        assert_eq!(
+            exported(&gpg),
+            format!("{head}      signingKey:\n        secretRef:\n          name: my-key\n{tail}")
+        );
+        let mut ssh = base.to_vec();
+        ssh.extend([
+            "--signing-key-secret=my-deploy-key",
+            "--signing-key-type=ssh",
+        ]);
+        assert_eq!(
+            exported(&ssh),
+            format!(
+                "{head}      signingKey:\n        secretRef:\n          name: my-deploy-key\n        type: ssh\n{tail}"
+            )
+        );
+        let refused = |extra: &[&str]| {
+            let mut args = vec!["create"];
+            args.extend(
+                base.iter()
+                    .copied()
+                    .filter(|a| !a.starts_with("--author-name")),
+            );
+            args.push("--author-name=flux");
+            args.extend(extra);
+            let t = T::try_parse_from(args).unwrap();
+            match t.what {
+                What::Image(ImageWhat::Update(a)) => super::super::create_image::update_object(&a)
+                    .unwrap_err()
+                    .to_string(),
+                _ => unreachable!(),
+            }
+        };
+        assert_eq!(
+            refused(&["--signing-key-type=ssh"]),
+            "--signing-key-type requires --signing-key-secret"
+        );
+        assert_eq!(
+            refused(&["--signing-key-secret=k", "--signing-key-type=pgp"]),
+            "--signing-key-type must be one of: gpg, ssh"
+        );
+    }
+
+    #[test]
     fn exports_image_objects_as_flux_does() {
         // `flux create image repository alpine-repo --image alpine --interval 20m --export`.
         assert_eq!(
@@ -712,6 +781,7 @@ mod tests {
                 What::Image(ImageWhat::Repository(a)) => {
                     super::super::create_image::repository_object(&a)
                 }
+                What::Image(ImageWhat::Update(a)) => super::super::create_image::update_object(&a),
                 _ => unreachable!(),
             }
             .unwrap_err()

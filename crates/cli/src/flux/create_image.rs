@@ -1,5 +1,5 @@
-//! `tidegate create image repository|policy NAME …`: ImageRepositories and ImagePolicies from
-//! flags, checked as `flux create image` checks them; `--export` prints them, otherwise they
+//! `tidegate create image repository|policy|update NAME …`: ImageRepositories, ImagePolicies
+//! and ImageUpdateAutomations from flags, checked as `flux create image` checks them; `--export` prints them, otherwise they
 //! are applied and waited for.
 
 use serde_json::{Value, json};
@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::Global;
 use super::create::{export_yaml, interval};
 use super::create_notification::sorted;
-use super::kind::{IMAGE_POLICY, IMAGE_REPOSITORY};
+use super::kind::{IMAGE_POLICY, IMAGE_REPOSITORY, IMAGE_UPDATE};
 
 /// Flags of `create image repository`.
 #[derive(clap::Args, Debug)]
@@ -70,6 +70,106 @@ pub struct PolicyArgs {
     export: bool,
     #[command(flatten)]
     global: Global,
+}
+
+/// Flags of `create image update`.
+#[derive(clap::Args, Debug)]
+pub struct UpdateArgs {
+    /// The ImageUpdateAutomation's name.
+    name: String,
+    /// The name of a GitRepository resource with details of the upstream Git repository.
+    #[arg(long)]
+    git_repo_ref: Option<String>,
+    /// The namespace of the GitRepository (default: the automation's).
+    #[arg(long)]
+    git_repo_namespace: Option<String>,
+    /// Path to the directory containing the manifests to be updated (default: the root).
+    #[arg(long)]
+    git_repo_path: Option<String>,
+    /// The branch to check out.
+    #[arg(long)]
+    checkout_branch: Option<String>,
+    /// The branch to push commits to (default: the checkout branch).
+    #[arg(long)]
+    push_branch: Option<String>,
+    /// A template for commit messages.
+    #[arg(long)]
+    commit_template: Option<String>,
+    /// The name to use for the commit author.
+    #[arg(long)]
+    author_name: Option<String>,
+    /// The email to use for the commit author.
+    #[arg(long)]
+    author_email: Option<String>,
+    /// Name of the Secret holding the signing key (`spec.git.commit.signingKey`).
+    #[arg(long)]
+    signing_key_secret: Option<String>,
+    /// The signing key's format: `gpg` or `ssh` (default gpg with --signing-key-secret).
+    #[arg(long)]
+    signing_key_type: Option<String>,
+    /// How often to run.
+    #[arg(long, default_value = "1m")]
+    interval: String,
+    /// Print the object as YAML instead of applying it.
+    #[arg(long)]
+    export: bool,
+    #[command(flatten)]
+    global: Global,
+}
+
+/// The ImageUpdateAutomation the flags describe.
+pub fn update_object(a: &UpdateArgs) -> anyhow::Result<Value> {
+    fn set(v: &Option<String>) -> Option<&str> {
+        v.as_deref().filter(|s| !s.is_empty())
+    }
+    let Some(repo) = set(&a.git_repo_ref) else {
+        anyhow::bail!("a reference to a GitRepository is required (--git-repo-ref)");
+    };
+    let Some(branch) = set(&a.checkout_branch) else {
+        anyhow::bail!("the Git repository branch is required (--checkout-branch)");
+    };
+    let Some(author_name) = set(&a.author_name) else {
+        anyhow::bail!("the author name is required (--author-name)");
+    };
+    let Some(author_email) = set(&a.author_email) else {
+        anyhow::bail!("the author email is required (--author-email)");
+    };
+    let key_type = set(&a.signing_key_type);
+    if key_type.is_some() && set(&a.signing_key_secret).is_none() {
+        anyhow::bail!("--signing-key-type requires --signing-key-secret");
+    }
+    if key_type.is_some_and(|t| t != "gpg" && t != "ssh") {
+        anyhow::bail!("--signing-key-type must be one of: gpg, ssh");
+    }
+    let mut source = json!({"kind": "GitRepository", "name": repo});
+    if let Some(ns) = set(&a.git_repo_namespace) {
+        source["namespace"] = json!(ns);
+    }
+    let mut commit = json!({"author": {"name": author_name, "email": author_email}});
+    if let Some(t) = set(&a.commit_template) {
+        commit["messageTemplate"] = json!(t);
+    }
+    if let Some(secret) = set(&a.signing_key_secret) {
+        let mut key = json!({"secretRef": {"name": secret}});
+        if let Some(t) = key_type {
+            key["type"] = json!(t);
+        }
+        commit["signingKey"] = key;
+    }
+    let mut git = json!({"checkout": {"ref": {"branch": branch}}, "commit": commit});
+    if let Some(p) = set(&a.push_branch) {
+        git["push"] = json!({"branch": p});
+    }
+    let mut spec = json!({"sourceRef": source, "git": git, "interval": interval(&a.interval)?});
+    if let Some(path) = set(&a.git_repo_path) {
+        spec["update"] = json!({"path": path, "strategy": "Setters"});
+    }
+    Ok(sorted(json!({
+        "apiVersion": "image.toolkit.fluxcd.io/v1",
+        "kind": "ImageUpdateAutomation",
+        "metadata": {"name": a.name, "namespace": a.global.namespace},
+        "spec": spec,
+    })))
 }
 
 /// The ImageRepository the flags describe.
@@ -217,38 +317,37 @@ fn check_extract(template: &str, re: &regex::Regex) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `create image repository`.
-pub async fn run_repository(a: RepositoryArgs) -> anyhow::Result<()> {
-    let obj = repository_object(&a)?;
-    if a.export {
+/// Prints `obj` (`--export`) or applies it and waits for it to be ready.
+async fn export_or_apply(
+    obj: Value,
+    export: bool,
+    kind: super::kind::Kind,
+    global: &Global,
+) -> anyhow::Result<()> {
+    if export {
         print!("{}", export_yaml(&obj));
         return Ok(());
     }
-    super::create::create_with_secret(
+    super::create::create_with_secret(kind, kind.kind, obj, None, global, global.timeout).await
+}
+
+/// Runs `create image repository`.
+pub async fn run_repository(a: RepositoryArgs) -> anyhow::Result<()> {
+    export_or_apply(
+        repository_object(&a)?,
+        a.export,
         IMAGE_REPOSITORY,
-        "ImageRepository",
-        obj,
-        None,
         &a.global,
-        a.global.timeout,
     )
     .await
 }
 
 /// Runs `create image policy`.
 pub async fn run_policy(a: PolicyArgs) -> anyhow::Result<()> {
-    let obj = policy_object(&a)?;
-    if a.export {
-        print!("{}", export_yaml(&obj));
-        return Ok(());
-    }
-    super::create::create_with_secret(
-        IMAGE_POLICY,
-        "ImagePolicy",
-        obj,
-        None,
-        &a.global,
-        a.global.timeout,
-    )
-    .await
+    export_or_apply(policy_object(&a)?, a.export, IMAGE_POLICY, &a.global).await
+}
+
+/// Runs `create image update`.
+pub async fn run_update(a: UpdateArgs) -> anyhow::Result<()> {
+    export_or_apply(update_object(&a)?, a.export, IMAGE_UPDATE, &a.global).await
 }

@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::kind::{
     ALERT, ARTIFACT_GENERATOR, BUCKET, EXTERNAL_ARTIFACT, GIT_REPOSITORY, HELM_CHART, HELM_RELEASE,
-    HELM_REPOSITORY, IMAGE_POLICY, IMAGE_REPOSITORY, KUSTOMIZATION, Kind, OCI_REPOSITORY, PROVIDER,
+    HELM_REPOSITORY, IMAGE_POLICY, IMAGE_REPOSITORY, IMAGE_UPDATE, KUSTOMIZATION, Kind,
+    OCI_REPOSITORY, PROVIDER,
 };
 
 use super::Global;
@@ -66,6 +67,8 @@ pub enum ImagesWhat {
     Repository(Args),
     /// ImagePolicies.
     Policy(Args),
+    /// ImageUpdateAutomations.
+    Update(Args),
     /// Every image automation kind.
     All(Args),
 }
@@ -187,6 +190,8 @@ fn row_of(kind: Kind, v: &Value) -> Row {
     let mut revision = text(kind.revision);
     if kind.kind == IMAGE_REPOSITORY.kind {
         revision = text("/status/lastScanResult/scanTime");
+    } else if kind.kind == IMAGE_UPDATE.kind {
+        revision = text("/status/lastAutomationRunTime");
     } else if kind.kind == IMAGE_POLICY.kind {
         revision = text("/status/latestRef/name");
     }
@@ -250,6 +255,8 @@ fn row_of(kind: Kind, v: &Value) -> Row {
             Columns::External
         } else if kind.kind == IMAGE_REPOSITORY.kind {
             Columns::ImageRepository
+        } else if kind.kind == IMAGE_UPDATE.kind {
+            Columns::ImageUpdate
         } else if kind.kind == IMAGE_POLICY.kind {
             Columns::ImagePolicy
         } else {
@@ -274,6 +281,8 @@ enum Columns {
     ImageRepository,
     /// ImagePolicies: `NAME IMAGE TAG READY MESSAGE`.
     ImagePolicy,
+    /// ImageUpdateAutomations: `NAME LAST RUN SUSPENDED READY MESSAGE`.
+    ImageUpdate,
 }
 
 /// One row.
@@ -299,6 +308,7 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
         Columns::Provider => vec!["NAME", "READY", "MESSAGE"],
         Columns::ImageRepository => vec!["NAME", "LAST SCAN", "SUSPENDED", "READY", "MESSAGE"],
         Columns::ImagePolicy => vec!["NAME", "IMAGE", "TAG", "READY", "MESSAGE"],
+        Columns::ImageUpdate => vec!["NAME", "LAST RUN", "SUSPENDED", "READY", "MESSAGE"],
     };
     if all_namespaces {
         header.insert(0, "NAMESPACE");
@@ -314,7 +324,7 @@ fn table(rows: &[Row], all_namespaces: bool) -> String {
         };
         let suspended = if r.suspended { "True" } else { "False" }.to_string();
         let mut cells = match columns {
-            Columns::Default | Columns::ImageRepository => vec![
+            Columns::Default | Columns::ImageRepository | Columns::ImageUpdate => vec![
                 r.name.clone(),
                 r.revision.clone(),
                 suspended,
@@ -368,7 +378,8 @@ pub async fn run(what: What) -> anyhow::Result<()> {
         ),
         What::Images(ImagesWhat::Repository(a)) => (&[IMAGE_REPOSITORY], a),
         What::Images(ImagesWhat::Policy(a)) => (&[IMAGE_POLICY], a),
-        What::Images(ImagesWhat::All(a)) => (&[IMAGE_REPOSITORY, IMAGE_POLICY], a),
+        What::Images(ImagesWhat::Update(a)) => (&[IMAGE_UPDATE], a),
+        What::Images(ImagesWhat::All(a)) => (&[IMAGE_REPOSITORY, IMAGE_POLICY, IMAGE_UPDATE], a),
         What::Kustomizations(a) => (&[KUSTOMIZATION], a),
         What::Helmreleases(a) => (&[HELM_RELEASE], a),
         What::All(a) => (

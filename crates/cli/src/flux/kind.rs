@@ -160,6 +160,16 @@ pub const IMAGE_POLICY: Kind = Kind {
     verb: "latest tag",
 };
 
+/// `image.toolkit.fluxcd.io/v1` ImageUpdateAutomations.
+pub const IMAGE_UPDATE: Kind = Kind {
+    kind: "ImageUpdateAutomation",
+    group: "image.toolkit.fluxcd.io",
+    version: "v1",
+    plural: "imageupdateautomations",
+    revision: "/status/lastPushCommit",
+    verb: "last pushed commit",
+};
+
 /// The source kinds, by the kind name a `sourceRef` uses.
 pub fn source_kind(kind: &str) -> Option<Kind> {
     match kind {
@@ -220,7 +230,7 @@ pub enum Target<S: clap::Args, K: clap::Args, H: clap::Args = K> {
     /// A HelmRelease.
     #[command(alias = "hr")]
     Helmrelease(H),
-    /// An image automation object (`image repository NAME`, `image policy NAME`).
+    /// An image automation object (`image repository|policy|update NAME`).
     #[command(subcommand)]
     Image(ImageTarget<S>),
 }
@@ -232,6 +242,8 @@ pub enum ImageTarget<S: clap::Args> {
     Repository(S),
     /// An ImagePolicy.
     Policy(S),
+    /// An ImageUpdateAutomation.
+    Update(S),
 }
 
 impl<S: clap::Args> ImageTarget<S> {
@@ -240,6 +252,7 @@ impl<S: clap::Args> ImageTarget<S> {
         match self {
             ImageTarget::Repository(a) => (IMAGE_REPOSITORY, "image repository", a),
             ImageTarget::Policy(a) => (IMAGE_POLICY, "image policy", a),
+            ImageTarget::Update(a) => (IMAGE_UPDATE, "image update automation", a),
         }
     }
 }

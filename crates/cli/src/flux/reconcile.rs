@@ -171,6 +171,21 @@ pub async fn request_with(
             .and_then(Value::as_i64)
             .unwrap_or(0);
         success(&format!("scan fetched {count} tags"));
+    } else if kind.kind == super::kind::IMAGE_UPDATE.kind {
+        // Flux's image update adapter reports the Ready message, else the last run.
+        let ready = super::kind::ready_condition(&obj.data)
+            .and_then(|c| c.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let run = obj
+            .data
+            .pointer("/status/lastAutomationRunTime")
+            .and_then(Value::as_str);
+        success(&match (ready, run) {
+            (Some(m), _) => m,
+            (None, Some(t)) => format!("last run {t}"),
+            (None, None) => "automation not yet run".into(),
+        });
     } else {
         success(&format!(
             "{} revision {}",

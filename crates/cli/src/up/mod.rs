@@ -18,7 +18,8 @@ use tidegate_controllers::{artifactgenerator, gitrepository, helmrelease, kustom
 use tidegate_source::storage::{Retention, Storage};
 
 use crate::controllers::{
-    CRS, HELM, IMAGE_REFLECTOR, KUSTOMIZE, NOTIFICATION, SOURCE, Set, WATCHER, wait_for_signal,
+    CRS, HELM, IMAGE_AUTOMATION, IMAGE_REFLECTOR, KUSTOMIZE, NOTIFICATION, SOURCE, Set, WATCHER,
+    wait_for_signal,
 };
 
 mod identity;
@@ -397,12 +398,19 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         image: tidegate_controllers::imagereflector::Options {
             storage_path: data_dir.join("image-reflector"),
             no_cross_namespace_refs: lockdown,
+            events: image_events.clone(),
+            ..Default::default()
+        },
+        automation: tidegate_controllers::imageautomation::Options {
+            no_cross_namespace_refs: lockdown,
+            allow_file_urls: true,
             events: image_events,
             ..Default::default()
         },
         events_listener: Some(events_listener),
         components: vec![
             IMAGE_REFLECTOR.into(),
+            IMAGE_AUTOMATION.into(),
             NOTIFICATION.into(),
             SOURCE.into(),
             KUSTOMIZE.into(),
@@ -418,7 +426,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
     running.controllers = Some((stop_tx, controllers));
     done(
         bar,
-        "✔ source-controller, kustomize-controller, helm-controller, source-watcher, notification-controller, image-reflector-controller and the clusterresourceset controller started",
+        "✔ source-controller, kustomize-controller, helm-controller, source-watcher, notification-controller, image-reflector-controller, image-automation-controller and the clusterresourceset controller started",
     );
     done(
         bar,

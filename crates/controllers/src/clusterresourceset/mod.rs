@@ -14,7 +14,6 @@ mod reconcile;
 mod remote;
 pub mod resources;
 mod scope;
-mod selector;
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -111,7 +110,7 @@ impl Mapper {
                 let _ = self.tx.unbounded_send(ObjectRef::from_obj(crs.as_ref()));
                 continue;
             }
-            let Ok(Some(sel)) = selector::parse(&crs.spec.cluster_selector) else {
+            let Ok(Some(sel)) = crate::selector::parse(&crs.spec.cluster_selector) else {
                 continue;
             };
             if sel.matches(|k| labels.get(k).map(String::as_str)) {

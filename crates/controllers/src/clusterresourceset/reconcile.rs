@@ -24,7 +24,7 @@ use super::delete::delete;
 use super::outcome::{Applied, Outcome, aggregate, set_applied};
 use super::read::{Source, ensure_owner_ref, owner_ref, read_resources};
 use super::scope::{self, Remote};
-use super::{Context, ReconcileError, continuous, resources, selector};
+use super::{Context, ReconcileError, continuous, resources};
 
 /// Condition `Healthy` of `ContinuousApply` sets (Tidegate's).
 pub const HEALTHY: &str = "Healthy";
@@ -240,7 +240,7 @@ async fn write_status(
 /// The Clusters of the set's namespace its selector matches, not being deleted; an empty
 /// selector selects none.
 fn select_clusters(crs: &ClusterResourceSet, ctx: &Context) -> Result<Vec<Cluster>, String> {
-    let Some(sel) = selector::parse(&crs.spec.cluster_selector)
+    let Some(sel) = crate::selector::parse(&crs.spec.cluster_selector)
         .map_err(|e| format!("unable to convert selector: {e}"))?
     else {
         tracing::info!(

@@ -75,19 +75,6 @@ pub struct ReconcileError {
     retry: Duration,
 }
 
-fn api<K>(client: &Client, namespace: &Option<String>) -> Api<K>
-where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-{
-    match namespace {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    }
-}
-
 /// Runs both reconcilers until `shutdown`.
 pub async fn run(
     client: Client,
@@ -95,8 +82,8 @@ pub async fn run(
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let repos: Api<ImageRepository> = api(&client, &options.namespace);
-    let policies: Api<ImagePolicy> = api(&client, &options.namespace);
+    let repos: Api<ImageRepository> = crate::shared::api_in(&client, &options.namespace);
+    let policies: Api<ImagePolicy> = crate::shared::api_in(&client, &options.namespace);
     let (repo_reader, repo_writer) = reflector::store();
     let (policy_reader, policy_writer) = reflector::store();
     let selector = options.watch_label_selector.clone();

@@ -9,7 +9,7 @@ use std::time::Duration;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
-use tidegate_api::conditions::{self, READY, RECONCILING, STALLED};
+use tidegate_api::conditions::{self, READY};
 use tidegate_api::imagepolicy::{ImagePolicyStatus, ImageRef};
 use tidegate_api::{ImagePolicy, ImageRepository};
 use tidegate_source::image::policy::{Policy, RegexFilter, select};
@@ -249,35 +249,16 @@ pub(super) async fn reconcile(obj: &ImagePolicy, ctx: &Context) -> Result<Action
     };
     match outcome {
         Err(o) => {
-            conditions::set(
+            conditions::mark_failed(
                 &mut status.conditions,
-                READY,
-                false,
                 o.reason,
                 &o.message,
+                o.stalled,
+                "reconciliation in progress",
                 generation,
             );
             if o.stalled {
-                conditions::set(
-                    &mut status.conditions,
-                    STALLED,
-                    true,
-                    o.reason,
-                    &o.message,
-                    generation,
-                );
-                conditions::delete(&mut status.conditions, RECONCILING);
                 status.observed_generation = generation;
-            } else {
-                conditions::delete(&mut status.conditions, STALLED);
-                conditions::set(
-                    &mut status.conditions,
-                    RECONCILING,
-                    true,
-                    "ProgressingWithRetry",
-                    "reconciliation in progress",
-                    generation,
-                );
             }
             crate::status::patch(&api, &ctx.versions, &name, &old, &status)
                 .await
@@ -299,16 +280,7 @@ pub(super) async fn reconcile(obj: &ImagePolicy, ctx: &Context) -> Result<Action
                 status.latest_ref = Some(latest.clone());
             }
             let message = ready_message(&latest, status.observed_previous_ref.as_ref());
-            conditions::set(
-                &mut status.conditions,
-                READY,
-                true,
-                "Succeeded",
-                &message,
-                generation,
-            );
-            conditions::delete(&mut status.conditions, RECONCILING);
-            conditions::delete(&mut status.conditions, STALLED);
+            conditions::mark_ready(&mut status.conditions, "Succeeded", &message, generation);
             status.observed_generation = generation;
             crate::status::patch(&api, &ctx.versions, &name, &old, &status)
                 .await

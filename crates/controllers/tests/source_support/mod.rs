@@ -8,7 +8,7 @@ use serde_json::Value;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{
     artifactgenerator, bucket, gitrepository, helmchart, helmrelease, helmrepository,
-    imagereflector, kustomization, ocirepository,
+    imageautomation, imagereflector, kustomization, ocirepository,
 };
 
 #[path = "../../../apiserver/tests/common/mod.rs"]
@@ -135,6 +135,15 @@ async fn start_on(server: common::TestServer) -> Env {
         imagereflector::Options {
             storage_path: storage_dir.path().join("image-reflector"),
             requeue_dependency: Duration::from_secs(1),
+            ..Default::default()
+        },
+        stop(),
+    ));
+    tokio::spawn(imageautomation::run(
+        client.clone(),
+        metrics.clone(),
+        imageautomation::Options {
+            allow_file_urls: true,
             ..Default::default()
         },
         stop(),

@@ -371,6 +371,9 @@ fn length(item: &Value) -> Result<usize, String> {
         Value::List(l, _) => Ok(l.len()),
         Value::Map(m, _) => Ok(m.borrow().len()),
         Value::NilList(_) | Value::NilMap(_) => Ok(0),
+        Value::Object(o) if o.keyed_entries().is_some() => {
+            Ok(o.keyed_entries().map(|e| e.len()).unwrap_or(0))
+        }
         Value::Object(o) if o.map_entries().is_some() => {
             Ok(o.map_entries().map(|e| e.len()).unwrap_or(0))
         }

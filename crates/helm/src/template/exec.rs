@@ -432,6 +432,11 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
                     iterations.push((Value::int(i as i64), concrete(item)));
                 }
             }
+            Value::Object(o) if o.keyed_entries().is_some() => {
+                for (k, v) in o.keyed_entries().unwrap_or_default() {
+                    iterations.push((k, concrete(v)));
+                }
+            }
             Value::Object(o) if o.map_entries().is_some() => {
                 for (k, v) in o.map_entries().unwrap_or_default() {
                     iterations.push((Value::str(&k), concrete(v)));

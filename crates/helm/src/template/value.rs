@@ -92,6 +92,11 @@ pub trait Object: fmt::Debug {
     fn map_entries(&self) -> Option<Vec<(String, Value)>> {
         None
     }
+    /// For Go maps whose keys are not strings (struct keys): the entries, which `range` and
+    /// `len` see.
+    fn keyed_entries(&self) -> Option<Vec<(Value, Value)>> {
+        None
+    }
     /// For Go slice types with methods (Helm's `.Capabilities.APIVersions`): the elements,
     /// which `range`, `index`, `len` and printing see.
     fn list_items(&self) -> Option<Vec<Value>> {
