@@ -846,3 +846,128 @@ async fn flux_documented_image_objects_are_accepted_and_the_cel_rules_hold() {
         assert!(err.contains(wanted), "{err}");
     }
 }
+
+/// Image automation as Flux's image update guide and older fleet repositories write it, in
+/// `v1beta2` (served beside `v1`, deprecated, stored as `v1`), and an ImageUpdateAutomation in
+/// `v1` with the defaults Flux's CRD gives.
+const FLUX_IMAGES_V1BETA2: &str = r#"apiVersion: image.toolkit.fluxcd.io/v1beta2
+kind: ImageRepository
+metadata: {name: podinfo, namespace: flux-system}
+spec:
+  image: ghcr.io/stefanprodan/podinfo
+  interval: 5m
+---
+apiVersion: image.toolkit.fluxcd.io/v1beta2
+kind: ImagePolicy
+metadata: {name: podinfo, namespace: flux-system}
+spec:
+  imageRepositoryRef:
+    name: podinfo
+  policy:
+    semver:
+      range: 5.0.x
+---
+apiVersion: image.toolkit.fluxcd.io/v1beta2
+kind: ImageUpdateAutomation
+metadata: {name: flux-system, namespace: flux-system}
+spec:
+  interval: 30m
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+  git:
+    checkout:
+      ref:
+        branch: main
+    commit:
+      author:
+        email: fluxcdbot@users.noreply.github.com
+        name: fluxcdbot
+      messageTemplate: '{{range .Changed.Changes}}{{print .OldValue}} -> {{println .NewValue}}{{end}}'
+    push:
+      branch: main
+  update:
+    path: ./clusters/my-cluster
+    strategy: Setters
+---
+apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImageUpdateAutomation
+metadata: {name: defaults, namespace: flux-system}
+spec:
+  interval: 1h
+  sourceRef:
+    name: flux-system
+  git:
+    commit:
+      author:
+        email: bot@example.com
+      signingKey:
+        secretRef:
+          name: pgp
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn image_automation_in_v1beta2_and_v1_is_accepted() {
+    let server = common::start().await;
+    server.ok_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &tidegate_api::crds::stream(),
+    );
+    server.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/imagerepositories.image.toolkit.fluxcd.io",
+        "crd/imagepolicies.image.toolkit.fluxcd.io",
+        "crd/imageupdateautomations.image.toolkit.fluxcd.io",
+    ]);
+    server.ok(&["create", "namespace", "flux-system"]);
+    let out = server.ok_stdin(&["apply", "-f", "-"], FLUX_IMAGES_V1BETA2);
+    assert_eq!(out.matches(" created").count(), 4, "{out}");
+    let auto: tidegate_api::ImageUpdateAutomation = serde_json::from_str(&server.ok(&[
+        "get",
+        "-n",
+        "flux-system",
+        "iua",
+        "flux-system",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(auto.metadata.name.as_deref(), Some("flux-system"));
+    let git = auto.spec.git.expect("git");
+    assert_eq!(git.push.expect("push").branch, "main");
+    assert!(
+        git.commit
+            .message_template
+            .starts_with("{{range .Changed.Changes}}")
+    );
+    // Flux's CRD defaults.
+    let defaults: tidegate_api::ImageUpdateAutomation = serde_json::from_str(&server.ok(&[
+        "get",
+        "-n",
+        "flux-system",
+        "imgupd",
+        "defaults",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(defaults.spec.source_ref.kind, "GitRepository");
+    assert_eq!(defaults.spec.update.expect("update").strategy, "Setters");
+    let beta = server.ok(&[
+        "get",
+        "imagepolicies.v1beta2.image.toolkit.fluxcd.io",
+        "-n",
+        "flux-system",
+        "podinfo",
+        "-o",
+        "jsonpath={.apiVersion} {.spec.policy.semver.range}",
+    ]);
+    assert_eq!(beta, "image.toolkit.fluxcd.io/v1beta2 5.0.x");
+    let table = server.ok(&["get", "imageupdateautomations", "-A"]);
+    let header = table.lines().next().unwrap();
+    assert!(
+        header.contains("READY") && header.contains("STATUS"),
+        "{table}"
+    );
+}

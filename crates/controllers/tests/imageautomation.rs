@@ -434,3 +434,62 @@ spec:
     repo.git(&["fetch", "-q", "origin"]);
     assert_eq!(repo.git(&["rev-list", "--count", "origin/main"]), "1");
 }
+
+/// A push the server refuses (a pre-receive hook, as a protected branch): `GitOperationFailed`
+/// with the server's words, and the branch keeps its commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_the_server_rejects_changes_nothing() {
+    let repo = Repo::new();
+    repo.write(
+        "app.yaml",
+        "image: x:1 # {\"$imagepolicy\": \"default:p\"}\n",
+    );
+    let initial = repo.commit("initial");
+    let hook = repo.bare().join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\necho 'main is protected' >&2\nexit 1\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let server = HttpBackend::start(&repo.base, None);
+    let env = start().await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: repo, namespace: default}}
+spec: {{url: {}, interval: 1h, ref: {{branch: main}}}}
+---
+apiVersion: image.toolkit.fluxcd.io/v1
+kind: ImagePolicy
+metadata: {{name: p, namespace: default}}
+spec: {{imageRepositoryRef: {{name: none}}, policy: {{semver: {{range: 1.x}}}}}}
+",
+            server.url("repo.git")
+        ),
+    );
+    env.server.ok(&[
+        "patch",
+        "imagepolicy/p",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"latestRef":{"name":"x","tag":"2"}}}"#,
+    ]);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: image.toolkit.fluxcd.io/v1\nkind: ImageUpdateAutomation\nmetadata: {name: auto, namespace: default}\nspec:\n  interval: 1h\n  sourceRef: {kind: GitRepository, name: repo}\n  git:\n    commit:\n      author: {email: bot@tidegate.invalid}\n",
+    );
+    let o = wait_for(&env, "imageupdateautomation/auto", "failure", ready_false).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(c["reason"], "GitOperationFailed");
+    assert_eq!(
+        c["message"],
+        "failed to update source: failed to push: refs/heads/main pre-receive hook declined"
+    );
+    assert!(o["status"]["lastPushCommit"].is_null());
+    repo.git(&["fetch", "-q", "origin"]);
+    assert_eq!(repo.git(&["rev-parse", "origin/main"]), initial);
+}

@@ -378,3 +378,100 @@ async fn more_than_a_page_of_tags_is_listed_once() {
     let p = wait_for(&env, "imagepolicy/big", "Ready", ready).await;
     assert_eq!(p["status"]["latestRef"]["tag"], "1.10.99");
 }
+
+/// A registry that starts answering 500: the scan fails with the registry's status, and
+/// nothing is lost — the stored tags, the last scan result and the policy's choice stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_answering_500_loses_no_tags() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU8, Ordering};
+    // 0: healthy; 1: the tag list answers 500; 2: everything answers 500.
+    let broken = Arc::new(AtomicU8::new(0));
+    let flag = broken.clone();
+    let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
+        let flag = flag.clone();
+        async move {
+            use axum::http::StatusCode;
+            use axum::response::IntoResponse;
+            let path = req.uri().path().to_string();
+            let mode = flag.load(Ordering::Relaxed);
+            if mode == 2 || (mode == 1 && path.ends_with("/tags/list")) {
+                return (StatusCode::INTERNAL_SERVER_ERROR, "storage backend down").into_response();
+            }
+            match path.as_str() {
+                "/v2/" => (StatusCode::OK, "{}").into_response(),
+                "/v2/team/app/tags/list" => (
+                    StatusCode::OK,
+                    [("content-type", "application/json")],
+                    r#"{"name":"team/app","tags":["1.0.0","1.1.0","2.0.0"]}"#,
+                )
+                    .into_response(),
+                _ => StatusCode::NOT_FOUND.into_response(),
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let host = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let env = start().await;
+    let image = format!("{host}/team/app");
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &[
+            image_repository("flaky", &image, ""),
+            image_policy(
+                "flaky",
+                "flaky",
+                "  policy:\n    semver:\n      range: '1.x'\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    let before = wait_for(&env, "imagerepository/flaky", "Ready", ready).await;
+    assert_eq!(before["status"]["lastScanResult"]["tagCount"], 3);
+    wait_for(&env, "imagepolicy/flaky", "Ready", |o| {
+        ready(o) && o["status"]["latestRef"]["tag"] == "1.1.0"
+    })
+    .await;
+    for (mode, at) in [(1u8, "tags"), (2, "all")] {
+        broken.store(mode, Ordering::Relaxed);
+        env.server.ok(&[
+            "annotate",
+            "--overwrite",
+            "imagerepository/flaky",
+            &format!("reconcile.fluxcd.io/requestedAt=outage-{at}"),
+        ]);
+        let after = wait_for(&env, "imagerepository/flaky", "Ready=False", |o| {
+            ready_false(o)
+                && o["status"]["lastHandledReconcileAt"] == format!("outage-{at}").as_str()
+        })
+        .await;
+        let (reason, text) = message(&after, "Ready");
+        assert_eq!(reason, "ReadOperationFailed", "{text}");
+        assert!(
+            text.starts_with("scan failed: ") && text.contains("500"),
+            "{at}: {text}"
+        );
+        assert_eq!(
+            after["status"]["lastScanResult"], before["status"]["lastScanResult"],
+            "the last good scan stays"
+        );
+    }
+    // The stored tags are still there: a policy reading them now still chooses.
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &image_policy(
+            "later",
+            "flaky",
+            "  policy:\n    semver:\n      range: '2.x'\n",
+        ),
+    );
+    wait_for(&env, "imagepolicy/later", "Ready", |o| {
+        ready(o) && o["status"]["latestRef"]["tag"] == "2.0.0"
+    })
+    .await;
+    assert_eq!(
+        get(&env, "imagepolicy/flaky")["status"]["latestRef"]["tag"],
+        "1.1.0"
+    );
+}

@@ -532,9 +532,6 @@ pub(super) async fn reconcile(
     } else {
         None
     };
-    if requested.is_some() {
-        status.last_handled_reconcile_at = requested;
-    }
     let reconciling = progress
         .clone()
         .unwrap_or_else(|| "reconciliation in progress".to_string());
@@ -547,19 +544,21 @@ pub(super) async fn reconcile(
             message,
             generation,
         );
-        if !conditions::is_true(&status.conditions, READY) {
-            conditions::set_status(
-                &mut status.conditions,
-                READY,
-                "Unknown",
-                "Progressing",
-                "reconciliation in progress",
-                generation,
-            );
-        }
+        conditions::set_status(
+            &mut status.conditions,
+            READY,
+            "Unknown",
+            "Progressing",
+            message,
+            generation,
+        );
         crate::status::patch(&api, &ctx.versions, &name, &old, &status)
             .await
             .map_err(&fail)?;
+    }
+    // Handled only once the run is done, so `reconcile image update` waits for its result.
+    if requested.is_some() {
+        status.last_handled_reconcile_at = requested;
     }
     let was_ready = conditions::is_true(&old.conditions, READY);
     let outcome = run(obj, ctx, &mut status).await;

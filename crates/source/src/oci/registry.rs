@@ -216,6 +216,17 @@ impl Registry {
                         tracing::debug!(registry = repo.registry, error = %e, "HTTPS ping failed, using HTTP");
                         ClientProtocol::Http
                     }
+                    // It speaks HTTP but is failing: its answer says more than the TLS error.
+                    Ok(code) if code >= 500 => {
+                        return Err(RegistryError::Other(format!(
+                            "GET http://{}/v2/: unexpected status code {code} {}",
+                            repo.registry,
+                            reqwest::StatusCode::from_u16(code)
+                                .ok()
+                                .and_then(|c| c.canonical_reason())
+                                .unwrap_or_default()
+                        )));
+                    }
                     _ => return Err(RegistryError::Other(e)),
                 }
             }
