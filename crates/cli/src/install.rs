@@ -28,6 +28,10 @@ pub struct Args {
         default_value = "source-controller,kustomize-controller,helm-controller,notification-controller"
     )]
     components: Vec<String>,
+    /// Controllers in addition to `--components` (Flux's flag), e.g.
+    /// `image-reflector-controller,image-automation-controller,source-watcher`.
+    #[arg(long, value_delimiter = ',')]
+    components_extra: Vec<String>,
     /// Lock the controllers down for multi-tenancy as Flux's setup does: no cross-namespace
     /// references, no remote bases, Kustomizations and HelmReleases without a
     /// `serviceAccountName` impersonate their namespace's `default` service account.
@@ -352,13 +356,27 @@ pub fn check_components(components: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+impl Args {
+    /// `--components` then `--components-extra`, each once.
+    fn all_components(&self) -> Vec<String> {
+        let mut all = self.components.clone();
+        for c in &self.components_extra {
+            if !c.is_empty() && !all.contains(c) {
+                all.push(c.clone());
+            }
+        }
+        all
+    }
+}
+
 /// Prints the manifests (`--export`); no cluster needed.
 pub fn export(args: &Args) -> anyhow::Result<bool> {
-    check_components(&args.components)?;
+    let components = args.all_components();
+    check_components(&components)?;
     if args.export {
         print!(
             "{}",
-            manifests(&args.global.namespace, &args.components, args.multi_tenant)
+            manifests(&args.global.namespace, &components, args.multi_tenant)
         );
     }
     Ok(args.export)
@@ -369,8 +387,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.global.cluster.client().await?;
     let ns = &args.global.namespace;
     action(&format!("installing components in {ns} namespace"));
+    let components = args.all_components();
     let objects: Vec<Value> =
-        tidegate_core::yaml::parse_stream(&manifests(ns, &args.components, args.multi_tenant))
+        tidegate_core::yaml::parse_stream(&manifests(ns, &components, args.multi_tenant))
             .map_err(|e| anyhow::anyhow!("the built-in manifests: {e}"))?;
     let cs = crate::cluster::apply(&client, objects, "installing").await?;
     let manager = ResourceManager::new(client, crate::cluster::manager_options());

@@ -121,6 +121,36 @@ async fn install_export_then_controllers_reconcile_a_documented_manifest() {
         .unwrap();
     assert!(export.status.success());
     let manifests = String::from_utf8(export.stdout).unwrap();
+    // Flux's `--components-extra` adds the image controllers; an unknown one is refused.
+    let extra = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args([
+            "install",
+            "--export",
+            "--components-extra=image-reflector-controller,image-automation-controller",
+        ])
+        .output()
+        .unwrap();
+    assert!(extra.status.success());
+    assert!(
+        String::from_utf8_lossy(&extra.stdout).contains("- --components=source-controller,kustomize-controller,helm-controller,notification-controller,image-reflector-controller,image-automation-controller\n"),
+        "{}",
+        String::from_utf8_lossy(&extra.stdout)
+    );
+    let unknown = Command::new(env!("CARGO_BIN_EXE_tidegate"))
+        .args([
+            "install",
+            "--export",
+            "--components-extra=imaginary-controller",
+        ])
+        .output()
+        .unwrap();
+    assert!(!unknown.status.success());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr)
+            .contains("unknown component \"imaginary-controller\""),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
     let applied = kubectl(kc, &["apply", "--server-side", "-f", "-"], Some(&manifests));
     assert!(applied.contains("customresourcedefinition.apiextensions.k8s.io/gitrepositories.source.toolkit.fluxcd.io serverside-applied"), "{applied}");
     kubectl(
