@@ -523,6 +523,45 @@ async fn cosign_signatures_are_verified_with_public_keys() {
             reg.host
         )
     );
+    // A cosign v3 signature (a Sigstore bundle among the referrers) verifies as well; a
+    // bundle about another digest does not.
+    let v3 = push(
+        &reg,
+        "fleet/app",
+        "3.0.0",
+        &[("cm.yaml", "kind: Namespace\n")],
+        Credentials::Anonymous,
+    )
+    .await;
+    cosign_sign_bundle(&url, &v3, &key).await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository("bundle", &url, &format!("  ref:\n    tag: 3.0.0\n{verify}")),
+    );
+    let o = wait_for(&env, "ocirepository/bundle", "Ready", ready).await;
+    assert_eq!(
+        condition(&o, "SourceVerified").unwrap()["message"],
+        format!("verified signature of revision 3.0.0@{v3}")
+    );
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &oci_repository(
+            "bundle-wrong-key",
+            &url,
+            "  ref:\n    tag: 3.0.0\n  verify:\n    provider: cosign\n    secretRef:\n      name: other-pub\n",
+        ),
+    );
+    let o = wait_for(
+        &env,
+        "ocirepository/bundle-wrong-key",
+        "Ready=False",
+        ready_false,
+    )
+    .await;
+    assert_eq!(
+        condition(&o, "SourceVerified").unwrap()["reason"],
+        "VerificationError"
+    );
     // Keyless is refused clearly.
     env.server.ok_stdin(
         &["apply", "-f", "-"],

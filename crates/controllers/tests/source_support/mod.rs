@@ -284,6 +284,86 @@ pub async fn cosign_sign(repo_url: &str, digest: &str, key: &p256::ecdsa::Signin
         .unwrap();
 }
 
+/// Signs manifest `digest` in the repository at `repo_url` as cosign v3's `sign --key` stores a
+/// signature: a Sigstore bundle (v0.3) holding a DSSE envelope of an in-toto statement
+/// (predicate `https://sigstore.dev/cosign/sign/v1`, subject the digest), signed with ECDSA
+/// P-256 over DSSE's pre-authentication encoding, pushed as an OCI 1.1 artifact whose
+/// `subject` is the signed manifest, and listed under the referrers tag schema
+/// (`sha256-<hex>`), since Debian's docker-registry has no referrers API. (No sanctioned test
+/// tool signs; the layout follows cosign's `specs/BUNDLE_SPEC.md` and the Sigstore bundle
+/// and DSSE specifications.)
+pub async fn cosign_sign_bundle(repo_url: &str, digest: &str, key: &p256::ecdsa::SigningKey) {
+    use base64::Engine;
+    use p256::ecdsa::signature::Signer;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let (algorithm, hex) = digest.split_once(':').unwrap();
+    let statement = format!(
+        r#"{{"_type":"https://in-toto.io/Statement/v1","subject":[{{"digest":{{"{algorithm}":"{hex}"}}}}],"predicateType":"https://sigstore.dev/cosign/sign/v1","predicate":{{}}}}"#
+    );
+    let pae =
+        tidegate_source::oci::cosign::pae("application/vnd.in-toto+json", statement.as_bytes());
+    let signature: p256::ecdsa::DerSignature = key.sign(&pae);
+    let bundle = serde_json::json!({
+        "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+        "verificationMaterial": {"publicKey": {"hint": ""}, "tlogEntries": []},
+        "dsseEnvelope": {
+            "payload": b64.encode(statement.as_bytes()),
+            "payloadType": "application/vnd.in-toto+json",
+            "signatures": [{"sig": b64.encode(signature.as_bytes())}]
+        }
+    })
+    .to_string();
+    let (repository, _) = tidegate_source::oci::parse_artifact_url(repo_url).unwrap();
+    let registry = tidegate_source::oci::Registry::connect(
+        &repository,
+        &tidegate_source::oci::Options::default(),
+    )
+    .await
+    .unwrap();
+    let signed = registry.manifest(&repository.digest(digest)).await.unwrap();
+    let bundle_digest = registry.push_blob(bundle.clone().into()).await.unwrap();
+    let empty = registry
+        .push_blob(bytes::Bytes::from_static(b"{}"))
+        .await
+        .unwrap();
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": empty, "size": 2},
+        "layers": [{"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json", "digest": bundle_digest, "size": bundle.len()}],
+        "subject": {"mediaType": signed.media_type, "digest": digest, "size": signed.raw.len()}
+    })
+    .to_string();
+    let manifest_digest = registry
+        .push_manifest_bytes(
+            None,
+            manifest.clone().into(),
+            "application/vnd.oci.image.manifest.v1+json",
+        )
+        .await
+        .unwrap();
+    let index = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": manifest_digest,
+            "size": manifest.len(),
+            "artifactType": "application/vnd.dev.sigstore.bundle.v0.3+json"
+        }]
+    })
+    .to_string();
+    registry
+        .push_manifest_bytes(
+            Some(&format!("{algorithm}-{hex}")),
+            index.into(),
+            "application/vnd.oci.image.index.v1+json",
+        )
+        .await
+        .unwrap();
+}
+
 pub fn public_pem(key: &p256::ecdsa::SigningKey) -> String {
     use p256::pkcs8::EncodePublicKey;
     key.verifying_key()

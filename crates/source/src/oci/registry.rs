@@ -466,33 +466,11 @@ impl Registry {
             annotations: annotations.clone(),
         };
         let raw = go_json(&manifest)?;
-        let blobs: Vec<(Bytes, String)> = layers
-            .into_iter()
-            .map(|(_, _, d)| d)
-            .chain([config.1])
-            .map(|d| {
-                let digest = sha256_hex(&d);
-                (d, digest)
-            })
-            .collect();
-        self.timed(async {
-            for (data, digest) in blobs {
-                let exists = self
-                    .client
-                    .blob_exists(&reference, &digest)
-                    .await
-                    .unwrap_or(false);
-                if !exists {
-                    self.client
-                        .push_blob(&reference, data, &digest)
-                        .await
-                        .map_err(classify)?;
-                }
-            }
-            self.put_manifest(&reference, raw.clone(), OCI_MANIFEST)
-                .await
-        })
-        .await?;
+        for data in layers.into_iter().map(|(_, _, d)| d).chain([config.1]) {
+            self.push_blob(data).await?;
+        }
+        self.timed(self.put_manifest(&reference, raw.clone(), OCI_MANIFEST))
+            .await?;
         Ok(sha256_hex(&raw))
     }
 
@@ -509,6 +487,66 @@ impl Registry {
             .await
             .map_err(classify)?;
         Ok(())
+    }
+
+    /// The manifests that refer to `digest` (OCI 1.1 referrers: the registry's API, else the
+    /// `sha256-<hex>` tag schema), as `(manifest digest, artifact type)`; none when the
+    /// registry knows of none.
+    pub async fn referrers(&self, digest: &str) -> Result<Vec<(String, String)>, RegistryError> {
+        let reference = self.repo.digest(digest);
+        let index = self
+            .timed(async {
+                self.client
+                    .pull_referrers(&reference, None)
+                    .await
+                    .map_err(classify)
+            })
+            .await?;
+        Ok(index
+            .manifests
+            .into_iter()
+            .map(|m| (m.digest, m.artifact_type.unwrap_or_default()))
+            .collect())
+    }
+
+    /// Uploads `data` as a blob (when not there yet); returns its digest.
+    pub async fn push_blob(&self, data: Bytes) -> Result<String, RegistryError> {
+        let digest = sha256_hex(&data);
+        let reference = self.repo.tag("blob");
+        self.timed(async {
+            let exists = self
+                .client
+                .blob_exists(&reference, &digest)
+                .await
+                .unwrap_or(false);
+            if !exists {
+                self.client
+                    .push_blob(&reference, data, &digest)
+                    .await
+                    .map_err(classify)?;
+            }
+            Ok(())
+        })
+        .await?;
+        Ok(digest)
+    }
+
+    /// Stores the manifest bytes `raw` (of `media_type`) under `tag`, or under their digest
+    /// when `tag` is `None`; returns the digest.
+    pub async fn push_manifest_bytes(
+        &self,
+        tag: Option<&str>,
+        raw: Bytes,
+        media_type: &str,
+    ) -> Result<String, RegistryError> {
+        let digest = sha256_hex(&raw);
+        let reference = match tag {
+            Some(t) => self.repo.tag(t),
+            None => self.repo.digest(&digest),
+        };
+        self.timed(self.put_manifest(&reference, raw, media_type))
+            .await?;
+        Ok(digest)
     }
 
     /// Points `tag` at the manifest `from` resolves to; returns the manifest digest.
