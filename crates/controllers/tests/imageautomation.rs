@@ -355,6 +355,19 @@ spec:
                 ),
             ),
             automation("nogit", "repo", ""),
+            // A selector no policy matches: nothing to do, nothing pushed.
+            automation(
+                "selected",
+                "repo",
+                &format!("{commit}{checkout}  policySelector:\n    matchLabels:\n      team: other\n"),
+            ),
+            automation(
+                "badselector",
+                "repo",
+                &format!(
+                    "{commit}{checkout}  policySelector:\n    matchExpressions:\n    - key: team\n      operator: Bogus\n"
+                ),
+            ),
         ]
         .join("---\n"),
     );
@@ -427,6 +440,22 @@ spec:
         (
             "InvalidSourceConfiguration".into(),
             "source kind 'GitRepository' necessitates field .spec.git: invalid source configuration".into()
+        )
+    );
+    let o = wait_for(&env, "imageupdateautomation/selected", "ready", ready).await;
+    assert_eq!(reason_message(&o, "Ready").1, "repository up-to-date");
+    assert!(o["status"]["lastPushCommit"].is_null(), "{o}");
+    assert_eq!(o["status"]["observedPolicies"], serde_json::Value::Null);
+    let o = wait_for(&env, "imageupdateautomation/badselector", "stalled", |o| {
+        condition(o, "Stalled").is_some()
+    })
+    .await;
+    assert_eq!(
+        reason_message(&o, "Stalled"),
+        (
+            "InvalidPolicySelector".into(),
+            "failed to parse policy selector: \"Bogus\" is not a valid label selector operator"
+                .into()
         )
     );
     // Nothing was pushed by any of them.
