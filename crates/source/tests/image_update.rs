@@ -3,6 +3,7 @@
 //! a push branch created and then reused, a refspec, the early stop when the remote has not
 //! moved, and a non-fast-forward push refused with nothing changed on the server.
 
+mod proxy_support;
 mod support;
 
 use std::collections::BTreeMap;
@@ -52,13 +53,13 @@ fn branch(b: &str) -> GitReference {
     }
 }
 
-fn open(
+fn try_open(
     url: &str,
     auth: &Auth,
     reference: &GitReference,
     push: &str,
     last: Option<&str>,
-) -> Checkout {
+) -> Result<Checkout, GitError> {
     checkout(&CheckoutRequest {
         url,
         auth,
@@ -69,7 +70,16 @@ fn open(
         switch_branch: reference.branch.as_deref() != Some(push),
         last_observed: last,
     })
-    .expect("checkout")
+}
+
+fn open(
+    url: &str,
+    auth: &Auth,
+    reference: &GitReference,
+    push: &str,
+    last: Option<&str>,
+) -> Checkout {
+    try_open(url, auth, reference, push, last).expect("checkout")
 }
 
 fn ready(c: Checkout) -> Box<Workspace> {
@@ -328,4 +338,56 @@ fn missing_update_path_is_an_error() {
         .apply_setters("../../clusters", &setters("1.0.1"))
         .unwrap();
     assert_eq!(r.files.len(), 1);
+}
+
+#[test]
+fn fetch_and_push_through_a_proxy() {
+    let repo = seeded();
+    let server = HttpBackend::start(&repo.base, Some(("bot", "pw")));
+    let proxy = proxy_support::HttpProxy::start(Some(("p", "q")));
+    let url = server.url("repo.git");
+    let auth = Auth {
+        username: Some("bot".into()),
+        password: Some("pw".into()),
+        proxy: Some(proxy.url(Some(("p", "q")))),
+        ..Default::default()
+    };
+    run_once(&url, &auth, "4.0.0", None);
+    assert!(
+        proxy.forwarded.load(std::sync::atomic::Ordering::Relaxed) >= 4,
+        "the listing, the fetch, the push's listing and the push went through the proxy"
+    );
+    let text = remote_file(&repo, "origin/main", "clusters/app/deploy.yaml");
+    assert!(text.contains("reg.example/app:4.0.0"), "{text}");
+    // Wrong proxy credentials: refused by the proxy, and said.
+    let bad = Auth {
+        proxy: Some(proxy.url(Some(("p", "wrong")))),
+        ..auth.clone()
+    };
+    let err = match try_open(&url, &bad, &branch("main"), "main", None) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a refused proxy must fail"),
+    };
+    assert!(err.contains("407"), "{err}");
+    // A proxy for an SSH remote is refused rather than ignored.
+    let ssh = Auth {
+        proxy: Some(proxy.url(None)),
+        identity: Some(b"key".to_vec()),
+        known_hosts: Some(b"hosts".to_vec()),
+        ..Default::default()
+    };
+    let err = match try_open(
+        "ssh://git@127.0.0.1:1/repo.git",
+        &ssh,
+        &branch("main"),
+        "main",
+        None,
+    ) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("ssh with a proxy must fail"),
+    };
+    assert!(
+        err.contains("only supported for HTTP(S) Git repositories"),
+        "{err}"
+    );
 }

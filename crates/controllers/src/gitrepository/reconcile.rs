@@ -50,13 +50,26 @@ async fn steps(
         ),
         None => None,
     };
-    let auth = Auth::from_secret(&obj.spec.url, secret.as_ref()).map_err(|e| {
+    let mut auth = Auth::from_secret(&obj.spec.url, secret.as_ref()).map_err(|e| {
         Failure::new(
             FETCH_FAILED,
             "AuthenticationFailed",
             format!("failed to configure authentication options: {e}"),
         )
     })?;
+    if let Some(r) = &obj.spec.proxy_secret_ref {
+        auth.proxy = Some(
+            crate::source::proxy::proxy_url(&ctx.client, &ns, &r.name)
+                .await
+                .map_err(|m| {
+                    Failure::new(
+                        FETCH_FAILED,
+                        "AuthenticationFailed",
+                        format!("failed to configure proxy options: {m}"),
+                    )
+                })?,
+        );
+    }
     let includes = include_artifacts(obj, ctx).await?;
     let included: Vec<Artifact> = includes.iter().map(|i| i.artifact.clone()).collect();
 
@@ -352,9 +365,6 @@ fn unsupported(obj: &GitRepository, options: &super::Options) -> Result<(), Fail
     };
     if spec.recurse_submodules {
         return Err(stall("spec.recurseSubmodules"));
-    }
-    if spec.proxy_secret_ref.is_some() {
-        return Err(stall("spec.proxySecretRef"));
     }
     if spec.provider.as_deref().is_some_and(|p| p != "generic") {
         return Err(stall("spec.provider other than generic"));

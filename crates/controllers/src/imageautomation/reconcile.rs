@@ -143,11 +143,6 @@ async fn source(obj: &ImageUpdateAutomation, ctx: &Context) -> Result<Source, Fa
             spec.provider.as_deref().unwrap_or_default()
         )));
     }
-    if spec.proxy_secret_ref.is_some() {
-        return Err(invalid_source(
-            "GitRepository spec.proxySecretRef is not supported by Tidegate yet".into(),
-        ));
-    }
     let timeout = spec
         .timeout
         .as_deref()
@@ -197,8 +192,15 @@ async fn source(obj: &ImageUpdateAutomation, ctx: &Context) -> Result<Source, Fa
         ),
         None => None,
     };
-    let auth = Auth::from_secret(&spec.url, secret.as_ref())
+    let mut auth = Auth::from_secret(&spec.url, secret.as_ref())
         .map_err(|e| manager_failed(format!("failed to configure authentication options: {e}")))?;
+    if let Some(r) = &spec.proxy_secret_ref {
+        auth.proxy = Some(
+            crate::source::proxy::proxy_url(&ctx.client, &ns, &r.name)
+                .await
+                .map_err(manager_failed)?,
+        );
+    }
     let signer = match &git.commit.signing_key {
         None => None,
         Some(key) => Some(signer(ctx, &own, key).await.map_err(manager_failed)?),

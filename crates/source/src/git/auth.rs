@@ -19,6 +19,8 @@ pub struct Auth {
     pub identity: Option<Vec<u8>>,
     /// SSH known_hosts lines for the server.
     pub known_hosts: Option<Vec<u8>>,
+    /// An HTTP(S) proxy URL (`proxySecretRef`), credentials folded in; HTTP(S) remotes only.
+    pub proxy: Option<String>,
 }
 
 impl std::fmt::Debug for Auth {
@@ -34,6 +36,7 @@ impl std::fmt::Debug for Auth {
             .field("ca_pem", &self.ca_pem.is_some())
             .field("identity", &self.identity.as_ref().map(|_| "<redacted>"))
             .field("known_hosts", &self.known_hosts.is_some())
+            .field("proxy", &self.proxy.as_ref().map(|_| "<redacted>"))
             .finish()
     }
 }

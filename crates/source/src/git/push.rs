@@ -56,6 +56,7 @@ pub fn push(
     update: &RefUpdate,
 ) -> Result<(), GitError> {
     let url = super::remote::with_default_user(opts.url)?;
+    super::remote::check_proxy(&url, opts.auth)?;
     if url.scheme == gix::url::Scheme::File {
         return push_local(repo, Path::new(&url.path.to_string()), update);
     }

@@ -14,6 +14,7 @@ type Transport = Box<dyn gix::protocol::transport::client::blocking_io::Transpor
 
 pub(super) fn fetch(opts: &FetchOptions<'_>, workdir: &Path) -> Result<Outcome, GitError> {
     let url = with_default_user(opts.url)?;
+    check_proxy(&url, opts.auth)?;
     let mut repo =
         gix::init_bare(workdir).map_err(|e| op(format!("initialising a repository: {e}")))?;
     if url.scheme == gix::url::Scheme::Ssh {
@@ -71,6 +72,19 @@ pub(super) fn fetch(opts: &FetchOptions<'_>, workdir: &Path) -> Result<Outcome, 
 
 fn op(message: String) -> GitError {
     GitError::Operation(message)
+}
+
+/// A proxy is used for HTTP(S) remotes only; with another transport it is refused rather than
+/// ignored.
+pub(super) fn check_proxy(url: &gix::Url, auth: &Auth) -> Result<(), GitError> {
+    let networked = matches!(url.scheme, gix::url::Scheme::Ssh | gix::url::Scheme::Git);
+    if auth.proxy.is_some() && networked {
+        return Err(GitError::Invalid(format!(
+            "a proxy (spec.proxySecretRef) is only supported for HTTP(S) Git repositories by Tidegate, not '{}'",
+            url.scheme.as_str()
+        )));
+    }
+    Ok(())
 }
 
 /// SSH URLs without a user connect as `git`, as Flux does.
@@ -217,8 +231,16 @@ pub(super) fn http_options(
     use gix::protocol::transport::client::blocking_io::http;
     let mut reqwest_opts = http::reqwest::Options::default();
     let ca = auth.ca_pem.clone();
+    let proxy = auth.proxy.clone();
     reqwest_opts.configure_client = Some(Box::new(move |builder| {
         let builder = builder.timeout(timeout);
+        let builder = match &proxy {
+            Some(url) => builder.proxy(
+                reqwest::Proxy::all(url.as_str())
+                    .map_err(|e| gix_message(format!("invalid proxy URL: {e}")))?,
+            ),
+            None => builder,
+        };
         match &ca {
             Some(pem) => {
                 let certs = reqwest::Certificate::from_pem_bundle(pem)
