@@ -178,6 +178,15 @@ fn client_ca(dir: &Path) -> Result<(String, String), TlsError> {
 
 /// A rustls server configuration offering HTTP/2 and HTTP/1.1.
 pub fn server_config(creds: &Credentials) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    server_config_with(creds, false)
+}
+
+/// As [`server_config`]; with `require_client_certificate`, a client without a certificate
+/// from the client CA fails the handshake (mutual TLS).
+pub fn server_config_with(
+    creds: &Credentials,
+    require_client_certificate: bool,
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let certs = rustls_pemfile::certs(&mut creds.cert_pem.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| TlsError::Rustls(e.to_string()))?;
@@ -192,13 +201,18 @@ pub fn server_config(creds: &Credentials) -> Result<Arc<rustls::ServerConfig>, T
         let c = c.map_err(|e| TlsError::Rustls(e.to_string()))?;
         roots.add(c).map_err(|e| TlsError::Rustls(e.to_string()))?;
     }
-    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+    let builder = rustls::server::WebPkiClientVerifier::builder_with_provider(
         Arc::new(roots),
         provider.clone(),
-    )
-    .allow_unauthenticated()
-    .build()
-    .map_err(|e| TlsError::Rustls(e.to_string()))?;
+    );
+    let builder = if require_client_certificate {
+        builder
+    } else {
+        builder.allow_unauthenticated()
+    };
+    let verifier = builder
+        .build()
+        .map_err(|e| TlsError::Rustls(e.to_string()))?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Rustls(e.to_string()))?

@@ -391,3 +391,30 @@ fn fetch_and_push_through_a_proxy() {
         "{err}"
     );
 }
+
+#[test]
+fn fetch_and_push_with_a_client_certificate() {
+    let repo = seeded();
+    let (server, cert, key) = HttpBackend::start_mtls(&repo.base);
+    let url = server.url("repo.git");
+    let ca = server.ca_pem.clone().unwrap();
+    let mut data = std::collections::BTreeMap::new();
+    data.insert("ca.crt".to_string(), ca.clone().into_bytes());
+    // Without a client certificate the server refuses the handshake.
+    let no_cert = Auth::from_secret(&url, Some(&data)).unwrap();
+    assert!(try_open(&url, &no_cert, &branch("main"), "main", None).is_err());
+    // Only half of the pair is a configuration error.
+    data.insert("tls.crt".to_string(), cert.clone().into_bytes());
+    let err = Auth::from_secret(&url, Some(&data))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("'tls.crt' and 'tls.key' must be given together"),
+        "{err}"
+    );
+    data.insert("tls.key".to_string(), key.into_bytes());
+    let auth = Auth::from_secret(&url, Some(&data)).unwrap();
+    run_once(&url, &auth, "5.0.0", None);
+    let text = remote_file(&repo, "origin/main", "clusters/app/deploy.yaml");
+    assert!(text.contains("reg.example/app:5.0.0"), "{text}");
+}

@@ -19,6 +19,8 @@ pub struct Auth {
     pub identity: Option<Vec<u8>>,
     /// SSH known_hosts lines for the server.
     pub known_hosts: Option<Vec<u8>>,
+    /// A client certificate and its key (PEM, `tls.crt` then `tls.key`) for mutual TLS.
+    pub client_pem: Option<Vec<u8>>,
     /// An HTTP(S) proxy URL (`proxySecretRef`), credentials folded in; HTTP(S) remotes only.
     pub proxy: Option<String>,
 }
@@ -36,6 +38,10 @@ impl std::fmt::Debug for Auth {
             .field("ca_pem", &self.ca_pem.is_some())
             .field("identity", &self.identity.as_ref().map(|_| "<redacted>"))
             .field("known_hosts", &self.known_hosts.is_some())
+            .field(
+                "client_pem",
+                &self.client_pem.as_ref().map(|_| "<redacted>"),
+            )
             .field("proxy", &self.proxy.as_ref().map(|_| "<redacted>"))
             .finish()
     }
@@ -94,6 +100,22 @@ impl Auth {
                     auth.password = text("password").filter(|s| !s.is_empty());
                 }
                 auth.ca_pem = data.get("ca.crt").or_else(|| data.get("caFile")).cloned();
+                match (data.get("tls.crt"), data.get("tls.key")) {
+                    (Some(cert), Some(key)) => {
+                        let mut pem = cert.clone();
+                        if !pem.ends_with(b"\n") {
+                            pem.push(b'\n');
+                        }
+                        pem.extend_from_slice(key);
+                        auth.client_pem = Some(pem);
+                    }
+                    (None, None) => {}
+                    _ => {
+                        return Err(GitError::Auth(format!(
+                            "invalid '{transport}' auth option: 'tls.crt' and 'tls.key' must be given together"
+                        )));
+                    }
+                }
                 if auth.password.is_some() && auth.username.is_none() {
                     return Err(GitError::Auth(format!(
                         "invalid '{transport}' auth option: 'password' requires 'username' to be set"

@@ -232,8 +232,16 @@ pub(super) fn http_options(
     let mut reqwest_opts = http::reqwest::Options::default();
     let ca = auth.ca_pem.clone();
     let proxy = auth.proxy.clone();
+    let client_pem = auth.client_pem.clone();
     reqwest_opts.configure_client = Some(Box::new(move |builder| {
         let builder = builder.timeout(timeout);
+        let builder = match &client_pem {
+            Some(pem) => builder.identity(
+                reqwest::Identity::from_pem(pem)
+                    .map_err(|e| gix_message(format!("invalid client certificate or key: {e}")))?,
+            ),
+            None => builder,
+        };
         let builder = match &proxy {
             Some(url) => builder.proxy(
                 reqwest::Proxy::all(url.as_str())

@@ -302,6 +302,26 @@ impl HttpBackend {
 
     /// Serves `base` with the given authentication, over HTTPS when `tls`.
     pub fn start_with(base: &Path, required: Required<'_>, tls: bool) -> HttpBackend {
+        Self::start_tls(base, required, tls, false).0
+    }
+
+    /// Serves `base` over HTTPS requiring a client certificate from the test client CA;
+    /// returns the server and a client certificate and key (PEM) it accepts.
+    pub fn start_mtls(base: &Path) -> (HttpBackend, String, String) {
+        let (server, creds) = Self::start_tls(base, Required::Nothing, true, true);
+        let creds = creds.unwrap();
+        let (cert, key) =
+            tidegate_apiserver::client_cert::client_certificate(&creds, "git-client", &[], 1)
+                .unwrap();
+        (server, cert, key)
+    }
+
+    fn start_tls(
+        base: &Path,
+        required: Required<'_>,
+        tls: bool,
+        require_client_certificate: bool,
+    ) -> (HttpBackend, Option<tidegate_apiserver::tls::Credentials>) {
         use base64::Engine as _;
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
@@ -316,9 +336,9 @@ impl HttpBackend {
         };
         let creds = tls.then(|| tidegate_apiserver::tls::load_or_create(None).unwrap());
         let ca_pem = creds.as_ref().map(|c| c.ca_pem.clone());
-        let tls_config = creds
-            .as_ref()
-            .map(|c| tidegate_apiserver::tls::server_config(c).unwrap());
+        let tls_config = creds.as_ref().map(|c| {
+            tidegate_apiserver::tls::server_config_with(c, require_client_certificate).unwrap()
+        });
         let base = base.to_path_buf();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -344,13 +364,16 @@ impl HttpBackend {
                 }
             });
         });
-        HttpBackend {
-            port,
-            ca_pem,
-            scheme: if tls { "https" } else { "http" },
-            shutdown: Some(tx),
-            thread: Some(thread),
-        }
+        (
+            HttpBackend {
+                port,
+                ca_pem,
+                scheme: if tls { "https" } else { "http" },
+                shutdown: Some(tx),
+                thread: Some(thread),
+            },
+            creds,
+        )
     }
 
     pub fn url(&self, repo: &str) -> String {
