@@ -23,6 +23,8 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// HTTP/2 keep-alive: a ping this often, the connection closed when unanswered.
 const H2_PING: Duration = Duration::from_secs(30);
+/// HTTP/2 streams one connection may have open at once (kube-apiserver's default).
+const H2_MAX_STREAMS: u32 = 1000;
 
 /// How many connections the server holds at once.
 #[derive(Debug, Clone, Copy)]
@@ -160,6 +162,11 @@ pub async fn serve<H, F>(
             builder
                 .http2()
                 .timer(TokioTimer::new())
+                // kube-apiserver's `--http2-max-streams-per-connection` default: one client
+                // multiplexes every watch of its controllers over a connection, and at hyper's
+                // default (200) a process running all the toolkit's controllers saw its
+                // requests queue behind the watches.
+                .max_concurrent_streams(H2_MAX_STREAMS)
                 .keep_alive_interval(Some(H2_PING))
                 .keep_alive_timeout(H2_PING);
             match acceptor {

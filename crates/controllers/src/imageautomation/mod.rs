@@ -135,53 +135,57 @@ pub async fn run(
         kube::runtime::PredicateConfig::default(),
     );
     // Flux's predicates: a GitRepository whose generation changed; an ImagePolicy whose
-    // `latestRef` changed (not on its creation).
+    // `latestRef` changed (not on its creation). The two watches run on their own tasks and
+    // hand the automations to reconcile over a channel, so they are read whatever the
+    // controller is doing.
+    let (related_tx, related_rx) =
+        futures::channel::mpsc::unbounded::<ObjectRef<ImageUpdateAutomation>>();
     let store = reader.clone();
-    let mut generations: HashMap<(String, String), Option<i64>> = HashMap::new();
-    let repo_changes = watcher(repos, watcher::Config::default())
-        .default_backoff()
-        .applied_objects()
-        .filter_map(move |r| {
-            let refs = match r {
-                Ok(repo) => {
-                    let key = (repo.namespace().unwrap_or_default(), repo.name_any());
-                    let generation = repo.metadata.generation;
-                    match generations.insert(key, generation) {
-                        Some(old) if old != generation => for_git_repository(&store, &repo),
-                        _ => Vec::new(),
-                    }
+    let tx = related_tx.clone();
+    let repo_task = tokio::spawn(async move {
+        let mut generations: HashMap<(String, String), Option<i64>> = HashMap::new();
+        let mut events = watcher(repos, watcher::Config::default())
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(r) = events.next().await {
+            let Ok(repo) = r else { continue };
+            let key = (repo.namespace().unwrap_or_default(), repo.name_any());
+            let generation = repo.metadata.generation;
+            if let Some(old) = generations.insert(key, generation)
+                && old != generation
+            {
+                for r in for_git_repository(&store, &repo) {
+                    let _ = tx.unbounded_send(r);
                 }
-                Err(_) => Vec::new(),
-            };
-            futures::future::ready(Some(futures::stream::iter(refs)))
-        })
-        .flatten();
+            }
+        }
+    });
     let store = reader.clone();
-    let mut latest: HashMap<(String, String), Option<tidegate_api::imagepolicy::ImageRef>> =
-        HashMap::new();
-    let policy_changes = watcher(policies, watcher::Config::default())
-        .default_backoff()
-        .applied_objects()
-        .filter_map(move |r| {
-            let refs = match r {
-                Ok(policy) => {
-                    let key = (policy.namespace().unwrap_or_default(), policy.name_any());
-                    let now = policy.status.as_ref().and_then(|s| s.latest_ref.clone());
-                    match latest.insert(key, now.clone()) {
-                        Some(old) if now.is_some() && old != now => {
-                            for_image_policy(&store, &policy)
-                        }
-                        _ => Vec::new(),
-                    }
+    let tx = related_tx;
+    let policy_task = tokio::spawn(async move {
+        let mut latest: HashMap<(String, String), Option<tidegate_api::imagepolicy::ImageRef>> =
+            HashMap::new();
+        let mut events = watcher(policies, watcher::Config::default())
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(r) = events.next().await {
+            let Ok(policy) = r else { continue };
+            let key = (policy.namespace().unwrap_or_default(), policy.name_any());
+            let now = policy.status.as_ref().and_then(|s| s.latest_ref.clone());
+            if let Some(old) = latest.insert(key, now.clone())
+                && now.is_some()
+                && old != now
+            {
+                for r in for_image_policy(&store, &policy) {
+                    let _ = tx.unbounded_send(r);
                 }
-                Err(_) => Vec::new(),
-            };
-            futures::future::ready(Some(futures::stream::iter(refs)))
-        })
-        .flatten();
+            }
+        }
+    });
     Controller::for_stream(trigger, reader)
-        .reconcile_on(repo_changes)
-        .reconcile_on(policy_changes)
+        .reconcile_on(related_rx)
         .graceful_shutdown_on(shutdown)
         .run(
             |obj, ctx| async move {
@@ -206,4 +210,6 @@ pub async fn run(
             }
         })
         .await;
+    repo_task.abort();
+    policy_task.abort();
 }
