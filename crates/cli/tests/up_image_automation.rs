@@ -355,9 +355,12 @@ spec:
             && r.ends_with("\tFalse    \tTrue \trepository up-to-date")),
         "{out}"
     );
-    // `reconcile image update` is not exercised here: in about one run in four the
-    // annotation it writes right after the automation's creation was not seen (see the
-    // closing note of 2026-11-27); the chain below is driven by the policy change.
+    let (code, _, err) = tidegate(
+        &kc,
+        &["reconcile", "image", "update", "fleet", "-n", "flux-system"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("✔ repository up-to-date"), "{err}");
 
     // The timed chain: tag pushed → registry webhook → scan → policy → signed commit pushed →
     // Git webhook → fetch → apply.

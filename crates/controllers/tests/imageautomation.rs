@@ -280,6 +280,12 @@ spec:
     })
     .await;
     assert_eq!(again["status"]["lastPushCommit"], second);
+    // The progress written at the start of the run is replaced, not left behind.
+    assert!(condition(&again, "Reconciling").is_none(), "{again}");
+    assert_eq!(
+        condition(&again, "Ready").unwrap()["message"],
+        "repository up-to-date"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -516,7 +516,8 @@ pub(super) async fn reconcile(
         return Ok(Action::await_change());
     }
     let generation = obj.meta().generation;
-    let old = obj.status.clone().unwrap_or_default();
+    let mut old = obj.status.clone().unwrap_or_default();
+    let was_ready = conditions::is_true(&old.conditions, READY);
     let mut status = old.clone();
     status.last_automation_run_time = Some(crate::notification::webhook::now_rfc3339());
     let requested = obj
@@ -557,12 +558,15 @@ pub(super) async fn reconcile(
         crate::status::patch(&api, &ctx.versions, &name, &old, &status)
             .await
             .map_err(&fail)?;
+        // The final write is a difference from what the server now holds, not from the
+        // status the run started with (else a Ready back to its old value would be left
+        // Unknown).
+        old = status.clone();
     }
     // Handled only once the run is done, so `reconcile image update` waits for its result.
     if requested.is_some() {
         status.last_handled_reconcile_at = requested;
     }
-    let was_ready = conditions::is_true(&old.conditions, READY);
     let outcome = run(obj, ctx, &mut status).await;
     let interval =
         tidegate_core::duration::parse(&obj.spec.interval).unwrap_or(Duration::from_secs(600));
