@@ -517,6 +517,57 @@ async fn charts_from_a_registry_behind_tls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn charts_from_a_registry_requiring_client_certificates() {
+    let env = start().await;
+    let reg = Registry::start(Mode::MutualTls);
+    let work = tempfile::tempdir().unwrap();
+    let certs = reg.cert_dir.as_ref().unwrap();
+    let (cert, key) = reg.client.clone().unwrap();
+    std::fs::write(work.path().join("client.crt"), &cert).unwrap();
+    std::fs::write(work.path().join("client.key"), &key).unwrap();
+    let package = package_chart(work.path(), "app", "3.1.0");
+    // The real helm pushes with the same client certificate.
+    run_helm(&[
+        "push",
+        package.to_str().unwrap(),
+        &reg.url("charts"),
+        "--ca-file",
+        certs.join("ca.crt").to_str().unwrap(),
+        "--cert-file",
+        work.path().join("client.crt").to_str().unwrap(),
+        "--key-file",
+        work.path().join("client.key").to_str().unwrap(),
+    ]);
+    apply(
+        &env,
+        &pem_secret(
+            "mtls",
+            &[
+                ("ca.crt", reg.ca_pem.as_ref().unwrap()),
+                ("tls.crt", &cert),
+                ("tls.key", &key),
+            ],
+        ),
+    );
+    apply(
+        &env,
+        &helm_repository(
+            "mtls",
+            &reg.url("charts"),
+            "  type: oci\n  certSecretRef:\n    name: mtls\n",
+        ),
+    );
+    apply(&env, &helm_chart("mtls", "app", "mtls", "3.x"));
+    let o = wait_for(&env, "helmchart/mtls", "Ready", ready).await;
+    assert_eq!(message(&o), "pulled 'app' chart with version '3.1.0'");
+    let file = artifact_file(&o, work.path()).await;
+    assert_eq!(
+        std::fs::read(file).unwrap(),
+        std::fs::read(&package).unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oci_chart_signatures_are_verified_with_public_keys() {
     let env = start().await;
     let reg = Registry::start(Mode::Plain);

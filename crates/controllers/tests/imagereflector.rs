@@ -20,6 +20,8 @@ async fn push(reg: &Registry, repo: &str, tag: &str, credentials: Credentials) -
         &repository,
         &oci::Options {
             credentials,
+            ca_pem: reg.ca_pem.clone().map(String::into_bytes),
+            client_pem: reg.client_pem().map(String::into_bytes),
             ..Default::default()
         },
     )
@@ -345,6 +347,34 @@ async fn credentials_come_from_a_docker_config_secret_and_an_exclusion_list() {
         ),
         "{text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_requiring_client_certificates_is_scanned_with_them() {
+    let reg = Registry::start(Mode::MutualTls);
+    let env = start().await;
+    for tag in ["1.0.0", "1.1.0"] {
+        push(&reg, "fleet/app", tag, Credentials::Anonymous).await;
+    }
+    let (cert, key) = reg.client.clone().unwrap();
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &pem_secret(
+            "mtls",
+            &[
+                ("ca.crt", reg.ca_pem.as_ref().unwrap()),
+                ("tls.crt", &cert),
+                ("tls.key", &key),
+            ],
+        ),
+    );
+    let image = format!("{}/fleet/app", reg.host);
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &image_repository("mtls", &image, "  certSecretRef:\n    name: mtls\n"),
+    );
+    let o = wait_for(&env, "imagerepository/mtls", "Ready", ready).await;
+    assert_eq!(o["status"]["lastScanResult"]["tagCount"], 2);
 }
 
 /// More tags than one page of the tag list: Debian's docker-registry ignores `n` and `last`

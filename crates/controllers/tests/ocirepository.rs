@@ -1,5 +1,6 @@
 //! The OCIRepository controller against the embedded API server (through kube-rs) and Debian's
-//! docker-registry on loopback (plain and htpasswd), with artifacts pushed in Flux's format;
+//! docker-registry on loopback (plain, htpasswd, mutual TLS), with artifacts pushed in Flux's
+//! format;
 //! and a Kustomization built from an OCIRepository.
 
 #[path = "../../source/tests/registry_support/mod.rs"]
@@ -55,6 +56,8 @@ async fn push_layer(
         &repository,
         &oci::Options {
             credentials,
+            ca_pem: reg.ca_pem.clone().map(String::into_bytes),
+            client_pem: reg.client_pem().map(String::into_bytes),
             ..Default::default()
         },
     )
@@ -429,6 +432,80 @@ async fn credentials_come_from_a_docker_config_secret() {
             .unwrap()
             .starts_with("failed to get credential: failed to get secret 'default/absent': "),
         "{c}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_certificates_reach_a_registry_requiring_mutual_tls() {
+    let reg = Registry::start(Mode::MutualTls);
+    let env = start().await;
+    let d = push(
+        &reg,
+        "fleet/app",
+        "v1",
+        &[("cm.yaml", "a: 1\n")],
+        Credentials::Anonymous,
+    )
+    .await;
+    let ca = reg.ca_pem.clone().unwrap();
+    let (cert, key) = reg.client.clone().unwrap();
+    let url = reg.url("fleet/app");
+    for (name, data) in [
+        (
+            "mtls",
+            vec![
+                ("ca.crt", ca.as_str()),
+                ("tls.crt", cert.as_str()),
+                ("tls.key", key.as_str()),
+            ],
+        ),
+        ("ca-only", vec![("ca.crt", ca.as_str())]),
+        (
+            "no-key",
+            vec![("ca.crt", ca.as_str()), ("tls.crt", cert.as_str())],
+        ),
+    ] {
+        env.server.ok_stdin(
+            &["apply", "-f", "-"],
+            &pem_secret(&format!("{name}-tls"), &data),
+        );
+        env.server.ok_stdin(
+            &["apply", "-f", "-"],
+            &oci_repository(
+                name,
+                &url,
+                &format!("  ref:\n    tag: v1\n  certSecretRef:\n    name: {name}-tls\n"),
+            ),
+        );
+    }
+    let o = wait_for(&env, "ocirepository/mtls", "Ready", ready).await;
+    assert_eq!(o["status"]["artifact"]["revision"], format!("v1@{d}"));
+
+    // Trusting the server is not enough: the registry wants a client certificate.
+    let o = wait_for(&env, "ocirepository/ca-only", "Ready=False", ready_false).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(c["reason"], "OCIArtifactPullFailed", "{c}");
+    assert!(
+        c["message"].as_str().unwrap().starts_with(&format!(
+            "failed to determine artifact digest: GET https://{}/v2/",
+            reg.host
+        )),
+        "{c}"
+    );
+
+    // Half a key pair is named and stalls.
+    let o = wait_for(&env, "ocirepository/no-key", "Ready=False", ready_false).await;
+    let c = condition(&o, "Ready").unwrap();
+    assert_eq!(c["reason"], "AuthenticationFailed", "{c}");
+    assert_eq!(
+        c["message"],
+        format!(
+            "failed to generate transport for '{url}': secret 'default/no-key-tls' must contain both 'tls.crt' and 'tls.key'"
+        )
+    );
+    assert!(
+        condition(&o, "Stalled").is_some_and(|s| s["status"] == "True"),
+        "{o}"
     );
 }
 

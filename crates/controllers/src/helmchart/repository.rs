@@ -415,22 +415,25 @@ pub(super) async fn oci_options(
         }
     }
     let mut ca_pem = None;
+    let mut client_pem = None;
     if let Some(r) = &repo.spec.cert_secret_ref {
         let data = secret_data(&ctx.client, &ns, &r.name)
             .await
             .map_err(|m| format!("failed to get TLS secret: {m}"))?;
-        if data.contains_key("tls.crt") || data.contains_key("tls.key") {
-            return Err(
-                "client certificates (tls.crt, tls.key) for OCI registries are not supported by Tidegate yet"
-                    .to_string(),
-            );
-        }
+        client_pem = crate::source::client_pem(&data)
+            .map_err(|()| {
+            format!(
+                "failed to get TLS secret: secret '{ns}/{}' must contain both 'tls.crt' and 'tls.key'",
+                r.name
+            )
+        })?;
         ca_pem = data.get("ca.crt").cloned();
     }
     Ok(oci::Options {
         credentials,
         insecure: repo.spec.insecure,
         ca_pem,
+        client_pem,
         timeout: tidegate_core::duration::parse(repo.spec.timeout())
             .unwrap_or(std::time::Duration::from_secs(60)),
         proxy: None,

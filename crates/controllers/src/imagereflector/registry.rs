@@ -44,15 +44,17 @@ pub(super) async fn options(
     )
     .await?;
     let mut ca_pem = None;
+    let mut client_pem = None;
     if let Some(r) = &spec.cert_secret_ref {
         let data = crate::source::secret_data(client, &ns, &r.name).await?;
-        if data.contains_key("tls.crt") || data.contains_key("tls.key") {
-            return Err(
-                "client certificates (tls.crt, tls.key) are not supported by Tidegate yet".into(),
-            );
-        }
+        client_pem = crate::source::client_pem(&data).map_err(|()| {
+            format!(
+                "secret '{ns}/{}' must contain both 'tls.crt' and 'tls.key'",
+                r.name
+            )
+        })?;
         ca_pem = data.get("ca.crt").cloned();
-        if ca_pem.is_none() {
+        if ca_pem.is_none() && client_pem.is_none() {
             return Err("no CA certificate or client certificate pair found".into());
         }
     }
@@ -64,6 +66,7 @@ pub(super) async fn options(
         credentials,
         insecure: spec.insecure.unwrap_or(false),
         ca_pem,
+        client_pem,
         timeout: timeout(obj),
         proxy,
         user_agent: "tidegate/image-reflector-controller",

@@ -395,6 +395,7 @@ async fn registry_options(
     .await
     .map_err(|m| auth_failure(format!("failed to get credential: {m}")))?;
     let mut ca_pem = None;
+    let mut client_pem = None;
     if let Some(r) = &spec.cert_secret_ref {
         let data = crate::source::secret_data(&ctx.client, &ns, &r.name)
             .await
@@ -404,13 +405,13 @@ async fn registry_options(
                     spec.url
                 ))
             })?;
-        if data.contains_key("tls.crt") || data.contains_key("tls.key") {
-            return Err(auth_failure(format!(
-                "failed to generate transport for '{}': client certificates (tls.crt, tls.key) are not supported by Tidegate yet",
-                spec.url
+        client_pem = crate::source::client_pem(&data).map_err(|()| {
+            auth_failure(format!(
+                "failed to generate transport for '{}': secret '{ns}/{}' must contain both 'tls.crt' and 'tls.key'",
+                spec.url, r.name
             ))
-            .stall());
-        }
+            .stall()
+        })?;
         ca_pem = data.get("ca.crt").cloned();
     }
     let mut proxy = None;
@@ -425,6 +426,7 @@ async fn registry_options(
         credentials,
         insecure: spec.insecure,
         ca_pem,
+        client_pem,
         timeout: spec_timeout(obj),
         proxy,
         user_agent: "tidegate/source-controller",

@@ -386,3 +386,17 @@ pub async fn artifact_files(url: &str) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A Secret of `data` (key, PEM text) in `default`.
+pub fn pem_secret(name: &str, data: &[(&str, &str)]) -> String {
+    let mut out = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: default\nstringData:\n"
+    );
+    for (key, pem) in data {
+        out.push_str(&format!("  {key}: |\n"));
+        for line in pem.lines() {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    out
+}

@@ -3,17 +3,20 @@
 //!
 //! - [`reference`]: `oci://` URLs;
 //! - [`auth`]: credentials from Docker configs and `--creds`;
-//! - [`registry`]: the distribution API (tags, digests, manifests, blobs, push, tag);
+//! - [`registry`]: the distribution API (tags, digests, manifests, blobs, push, tag), over
+//!   `transport` (HTTP, TLS and the registry's authentication) with [`error`]'s wording;
 //! - [`select`]: which tag a `ref` selects;
 //! - [`layer`]: the content layer `flux push artifact` builds;
 //! - [`cosign`]: cosign signatures checked with public keys.
 
 pub mod auth;
 pub mod cosign;
+pub mod error;
 pub mod layer;
 pub mod reference;
 pub mod registry;
 pub mod select;
+mod transport;
 
 pub use auth::Credentials;
 pub use reference::{Repository, UrlError, parse_artifact_url, parse_repository_url};
