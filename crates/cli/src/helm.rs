@@ -137,6 +137,8 @@ pub fn run(cmd: Helm) -> Result<(), String> {
             tidegate_helm::template::quote::quote(&chart)
         ));
     }
+    // One render and the process ends: its memory goes back to the system with it.
+    tidegate_helm::set_one_shot();
     let out = template(&path, &opts).map_err(|e| e.to_string())?;
     print!("{out}");
     Ok(())

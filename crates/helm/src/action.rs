@@ -226,8 +226,9 @@ fn validate_release_name(name: &str) -> Result<(), TemplateError> {
 pub struct Rendered {
     pub manifests: Vec<Manifest>,
     pub hooks: Vec<Hook>,
-    /// CRD files (`crds/`) with the path Helm prints for them.
-    pub crds: Vec<(String, String)>,
+    /// CRD files (`crds/`) with the path Helm prints for them, their bytes shared with the
+    /// loaded chart (not copied: kube-prometheus-stack carries 5 MB of them).
+    pub crds: Vec<(String, bytes::Bytes)>,
     pub notes: String,
     /// Warnings Helm would log while coalescing values.
     pub warnings: Vec<String>,
@@ -241,7 +242,9 @@ pub fn render_chart(chart_path: &Path, opts: &TemplateOptions) -> Result<Rendere
         return Err(plain("library charts are not installable"));
     }
     let user = merge_values(&opts.values)?;
-    render_loaded(&mut chart, &user, opts)
+    let r = render_loaded(&mut chart, &user, opts);
+    crate::parallel::dispose(chart);
+    r
 }
 
 /// Renders an already loaded chart with the user's values.
@@ -337,7 +340,7 @@ pub fn render_release(
     let crds = chart
         .crd_objects(chart.name())
         .into_iter()
-        .map(|(path, f)| (path, String::from_utf8_lossy(&f.data).into_owned()))
+        .map(|(path, f)| (path, f.data.clone()))
         .collect();
     Ok(Rendered {
         manifests,
@@ -379,7 +382,9 @@ fn write_to_file(
 /// `helm template CHART`: the text Helm prints to standard output.
 pub fn template(chart_path: &Path, opts: &TemplateOptions) -> Result<String, TemplateError> {
     let rendered = render_chart(chart_path, opts)?;
-    print(&rendered, opts)
+    let r = print(&rendered, opts);
+    crate::parallel::dispose(rendered);
+    r
 }
 
 /// Prints a render as `helm template` does (or writes it under `--output-dir`).
@@ -394,7 +399,7 @@ pub fn print(rendered: &Rendered, opts: &TemplateOptions) -> Result<String, Temp
         let mut written: BTreeMap<String, bool> = BTreeMap::new();
         for (name, data) in &rendered.crds {
             let append = written.contains_key(name);
-            write_to_file(&dir, name, data, append, &mut out)?;
+            write_to_file(&dir, name, &String::from_utf8_lossy(data), append, &mut out)?;
             written.insert(name.clone(), true);
         }
         for m in &rendered.manifests {
@@ -422,6 +427,7 @@ pub fn print(rendered: &Rendered, opts: &TemplateOptions) -> Result<String, Temp
     }
     let mut body = String::new();
     for (name, data) in &rendered.crds {
+        let data = String::from_utf8_lossy(data);
         body.push_str(&format!("---\n# Source: {name}\n{data}\n"));
     }
     for m in &rendered.manifests {

@@ -12,3 +12,5 @@ pub mod template;
 pub mod values;
 
 mod parallel;
+
+pub use parallel::set_one_shot;

@@ -204,7 +204,7 @@ fn to_table(m: &serde_json::Map<String, serde_json::Value>) -> Values {
 fn file(name: &str, text: &str) -> File {
     File {
         name: name.to_string(),
-        data: std::sync::Arc::from(text.as_bytes()),
+        data: bytes::Bytes::copy_from_slice(text.as_bytes()),
     }
 }
 

@@ -242,8 +242,9 @@ pub async fn render(
             }
             out.hooks.push(record);
         }
-        for (path, text) in &rendered.crds {
-            for doc in tidegate_helm::release::split_manifests(text) {
+        for (path, data) in &rendered.crds {
+            let text = String::from_utf8_lossy(data);
+            for doc in tidegate_helm::release::split_manifests(&text) {
                 let value = tidegate_kustomize::yaml::parse_one_as(
                     &doc,
                     path,

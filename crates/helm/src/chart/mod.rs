@@ -21,7 +21,7 @@ pub use save::{SaveError, save};
 pub struct File {
     pub name: String,
     /// Shared: `.Files` and the loaded chart hold the same bytes.
-    pub data: std::sync::Arc<[u8]>,
+    pub data: bytes::Bytes,
 }
 
 /// A maintainer in `Chart.yaml`.
@@ -74,15 +74,15 @@ pub struct Chart {
     /// `values.yaml`, read as Helm reads it (YAML 1.1 scalars, documents merged).
     pub values: serde_json::Map<String, Json>,
     /// `values.schema.json`.
-    pub schema: Option<std::sync::Arc<[u8]>>,
+    pub schema: Option<bytes::Bytes>,
     pub templates: Vec<File>,
     /// Every other file (not `Chart.yaml`, `values.yaml`, the schema, templates or subcharts).
     pub files: Vec<File>,
     pub dependencies: Vec<Chart>,
     /// The bytes of `values.yaml` as read, which packaging writes back (Helm's `Raw`).
-    pub raw_values: Option<std::sync::Arc<[u8]>>,
+    pub raw_values: Option<bytes::Bytes>,
     /// `Chart.lock` as read.
-    pub lock: Option<std::sync::Arc<[u8]>>,
+    pub lock: Option<bytes::Bytes>,
 }
 
 impl Chart {
@@ -108,6 +108,15 @@ impl Chart {
             out.extend(dep.crd_objects(&format!("{full_path}/charts/{}", dep.name())));
         }
         out
+    }
+}
+
+/// `data` as text: borrowed when it is valid UTF-8 (checked a word at a time), otherwise with
+/// U+FFFD for each invalid sequence, as Go's string conversion reads it.
+pub fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(data) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(data),
     }
 }
 

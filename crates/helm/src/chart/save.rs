@@ -202,7 +202,7 @@ mod tests {
     fn file(name: &str, text: &str) -> super::super::File {
         super::super::File {
             name: name.into(),
-            data: text.as_bytes().into(),
+            data: bytes::Bytes::copy_from_slice(text.as_bytes()),
         }
     }
 

@@ -32,7 +32,7 @@ pub struct ReleaseOptions {
 
 /// One template to render and the data it sees.
 struct Renderable {
-    text: std::sync::Arc<[u8]>,
+    text: bytes::Bytes,
     vals: Values,
     base_path: String,
 }
@@ -398,7 +398,7 @@ pub fn render_templates(
         .into_iter()
         .map(|(name, text, vals)| {
             let r = Renderable {
-                text: std::sync::Arc::from(text.into_bytes()),
+                text: bytes::Bytes::from(text.into_bytes()),
                 vals,
                 base_path: String::new(),
             };
@@ -429,7 +429,7 @@ fn render_all(
     // Helm's order (the first error in that order is the one reported).
     let texts: Vec<(&str, std::borrow::Cow<'_, str>)> = keys
         .iter()
-        .map(|name| (name.as_str(), String::from_utf8_lossy(&by_name[name].text)))
+        .map(|name| (name.as_str(), crate::chart::text(&by_name[name].text)))
         .collect();
     let parsed = parse_all(&texts, &set.function_names());
     for ((name, text), trees) in texts.iter().zip(parsed) {
@@ -463,6 +463,7 @@ fn render_all(
             .map_err(|e| reformat_exec_error(name, &e))?;
         rendered.insert(name.clone(), out.replace("<no value>", ""));
     }
+    crate::parallel::dispose((set, ctx, by_name));
     Ok(rendered)
 }
 

@@ -4,7 +4,6 @@
 
 use std::any::Any;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use base64::Engine as _;
 
@@ -15,12 +14,12 @@ use crate::template::value::{ListKind, Object, Value};
 /// `.Files`: the chart's non-template files by path.
 #[derive(Debug, Clone, Default)]
 pub struct Files {
-    pub entries: Vec<(String, Arc<[u8]>)>,
+    pub entries: Vec<(String, bytes::Bytes)>,
 }
 
 impl Files {
     pub fn new(files: &[File]) -> Files {
-        let mut entries: Vec<(String, Arc<[u8]>)> = files
+        let mut entries: Vec<(String, bytes::Bytes)> = files
             .iter()
             .map(|f| (f.name.clone(), f.data.clone()))
             .collect();
@@ -29,7 +28,7 @@ impl Files {
         Files { entries }
     }
 
-    fn get(&self, name: &str) -> Option<&Arc<[u8]>> {
+    fn get(&self, name: &str) -> Option<&bytes::Bytes> {
         self.entries.iter().find(|(n, _)| n == name).map(|(_, d)| d)
     }
 

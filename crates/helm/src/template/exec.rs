@@ -278,12 +278,12 @@ impl At<'_> {
             At::Arg(a) => a.to_string(),
             At::Pipe(p) => p.to_string(),
             At::Variable(v) => v.ident.join("."),
-            At::Template(t) => Node::Template((*t).clone()).to_string(),
+            At::Template(t) => Node::Template(Box::new((*t).clone())).to_string(),
             At::Branch(kind, b) => {
                 let node = match *kind {
-                    "if" => Node::If((*b).clone()),
-                    "with" => Node::With((*b).clone()),
-                    _ => Node::Range((*b).clone()),
+                    "if" => Node::If(Box::new((*b).clone())),
+                    "with" => Node::With(Box::new((*b).clone())),
+                    _ => Node::Range(Box::new((*b).clone())),
                 };
                 node.to_string()
             }

@@ -35,11 +35,11 @@ impl std::ops::Deref for TextSlice {
 pub enum Node {
     Text { pos: Pos, text: TextSlice },
     Comment { pos: Pos, text: String },
-    Action(Action),
-    If(Branch),
-    Range(Branch),
-    With(Branch),
-    Template(TemplateCall),
+    Action(Box<Action>),
+    If(Box<Branch>),
+    Range(Box<Branch>),
+    With(Box<Branch>),
+    Template(Box<TemplateCall>),
     Break { pos: Pos, line: usize },
     Continue { pos: Pos, line: usize },
 }

@@ -350,19 +350,19 @@ impl<'a> Parser<'a> {
                 self.expect(ItemKind::RightDelim, "end")?;
                 return Ok(Parsed::End);
             }
-            ItemKind::If => Node::If(self.parse_control("if")?),
-            ItemKind::Range => Node::Range(self.parse_control("range")?),
-            ItemKind::With => Node::With(self.parse_control("with")?),
+            ItemKind::If => Node::If(Box::new(self.parse_control("if")?)),
+            ItemKind::Range => Node::Range(Box::new(self.parse_control("range")?)),
+            ItemKind::With => Node::With(Box::new(self.parse_control("with")?)),
             ItemKind::Template => self.template_control()?,
             _ => {
                 self.backup();
                 let token = self.peek();
                 let pipe = self.pipeline("command", ItemKind::RightDelim)?;
-                Node::Action(Action {
+                Node::Action(Box::new(Action {
                     pos: token.pos,
                     line: token.line,
                     pipe,
-                })
+                }))
             }
         };
         Ok(Parsed::Node(node))
@@ -489,14 +489,14 @@ impl<'a> Parser<'a> {
                 let inner = self.parse_control("if")?;
                 else_list = Some(List {
                     pos,
-                    nodes: vec![Node::If(inner)],
+                    nodes: vec![Node::If(Box::new(inner))],
                 });
             } else if context == "with" && self.peek().kind == ItemKind::With {
                 self.next();
                 let inner = self.parse_control("with")?;
                 else_list = Some(List {
                     pos,
-                    nodes: vec![Node::With(inner)],
+                    nodes: vec![Node::With(Box::new(inner))],
                 });
             } else {
                 let (list, next) = self.item_list()?;
@@ -538,12 +538,12 @@ impl<'a> Parser<'a> {
             }
             p.add(block_name, list)
         })?;
-        Ok(Node::Template(TemplateCall {
+        Ok(Node::Template(Box::new(TemplateCall {
             pos: token.pos,
             line: token.line,
             name,
             pipe: Some(pipe),
-        }))
+        })))
     }
 
     fn template_control(&mut self) -> Result<Node> {
@@ -555,12 +555,12 @@ impl<'a> Parser<'a> {
             self.backup();
             pipe = Some(self.pipeline(CONTEXT, ItemKind::RightDelim)?);
         }
-        Ok(Node::Template(TemplateCall {
+        Ok(Node::Template(Box::new(TemplateCall {
             pos: token.pos,
             line: token.line,
             name,
             pipe,
-        }))
+        })))
     }
 
     fn command(&mut self) -> Result<Command> {
