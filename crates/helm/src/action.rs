@@ -319,7 +319,8 @@ pub fn render_release(
         strict: false,
         lookup,
     };
-    let mut files = engine::render(chart, &top, &options).map_err(rendering)?;
+    let (files, ahead) = render_reading_ahead(chart, &top, &options);
+    let mut files = files.map_err(rendering)?;
     let mut notes = String::new();
     let notes_names: Vec<String> = files
         .keys()
@@ -336,7 +337,7 @@ pub fn render_release(
             notes.push_str(&v);
         }
     }
-    let (hooks, manifests) = release::sort_manifests(&files).map_err(rendering)?;
+    let (hooks, manifests) = release::sort_manifests_with(&files, ahead).map_err(rendering)?;
     let crds = chart
         .crd_objects(chart.name())
         .into_iter()
@@ -348,6 +349,37 @@ pub fn render_release(
         crds,
         notes,
         warnings,
+    })
+}
+
+/// The bytes of a chart's templates, its dependencies' included.
+fn template_bytes(chart: &Chart) -> usize {
+    chart.templates.iter().map(|f| f.data.len()).sum::<usize>()
+        + chart.dependencies.iter().map(template_bytes).sum::<usize>()
+}
+
+/// Renders `chart`; for a big chart on a machine with more than one core, a second thread
+/// splits the rendered files into documents and reads their heads (the sort's work) while
+/// the following templates execute on this one.
+fn render_reading_ahead(
+    chart: &Chart,
+    top: &Values,
+    options: &RenderOptions,
+) -> (Result<BTreeMap<String, String>, String>, release::ReadAhead) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 || template_bytes(chart) < crate::parallel::PARALLEL_MIN_BYTES {
+        return (engine::render(chart, top, options), Default::default());
+    }
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<(String, String)>();
+        let reader = s.spawn(move || release::read_ahead(rx));
+        let files = engine::render_each(chart, top, options, &mut |name, out| {
+            if !name.ends_with("NOTES.txt") {
+                let _ = tx.send((name.to_string(), out.to_string()));
+            }
+        });
+        drop(tx);
+        (files, reader.join().unwrap_or_default())
     })
 }
 

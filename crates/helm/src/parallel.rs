@@ -22,7 +22,7 @@ pub(crate) fn dispose<T>(value: T) {
 
 /// Work smaller than this (in bytes of input) runs on the calling thread: starting threads
 /// costs more than it saves.
-const PARALLEL_MIN_BYTES: usize = 256 * 1024;
+pub(crate) const PARALLEL_MIN_BYTES: usize = 256 * 1024;
 
 /// `items.iter().map(f)`, in order, spread over the cores: each thread takes the next item not
 /// yet taken (so a thread that drew short items takes more of them), the calling thread

@@ -227,8 +227,33 @@ fn read_head(doc: &str, path: &str) -> Result<Head, String> {
 }
 
 /// The heads of `docs`, in order; read on several threads when there is much to read.
-fn read_heads(docs: &[(&String, String)]) -> Vec<Result<Head, String>> {
+fn read_heads(docs: &[(&String, &str)]) -> Vec<Result<Head, String>> {
     crate::parallel::map_weighted(docs, |(_, d)| d.len(), |(path, doc)| read_head(doc, path))
+}
+
+/// A document of a rendered file and its head (or why it has none).
+type Document = (String, Result<Head, String>);
+
+/// Rendered files whose documents and heads were read while later templates were still
+/// executing: by file name, the content read and its documents with their heads.
+#[derive(Default)]
+pub struct ReadAhead(std::collections::HashMap<String, (String, Vec<Document>)>);
+
+/// Reads the documents and heads of every `(file name, content)` received until the sender
+/// is dropped: the work of [`sort_manifests`] done on another core during execution.
+pub fn read_ahead(files: std::sync::mpsc::Receiver<(String, String)>) -> ReadAhead {
+    let mut out = ReadAhead::default();
+    for (path, content) in files {
+        let docs = split_manifests(&content)
+            .into_iter()
+            .map(|d| {
+                let head = read_head(&d, &path);
+                (d, head)
+            })
+            .collect();
+        out.0.insert(path, (content, docs));
+    }
+    out
 }
 
 /// Helm's `SortManifests`: the files' documents as hooks and manifests, each sorted by
@@ -236,17 +261,51 @@ fn read_heads(docs: &[(&String, String)]) -> Vec<Result<Head, String>> {
 pub fn sort_manifests(
     files: &BTreeMap<String, String>,
 ) -> Result<(Vec<Hook>, Vec<Manifest>), String> {
+    sort_manifests_with(files, ReadAhead::default())
+}
+
+/// [`sort_manifests`] using the documents and heads `ahead` already holds for files whose
+/// content is the same; the others are read here.
+pub fn sort_manifests_with(
+    files: &BTreeMap<String, String>,
+    mut ahead: ReadAhead,
+) -> Result<(Vec<Hook>, Vec<Manifest>), String> {
     let mut hooks = Vec::new();
     let mut manifests = Vec::new();
-    let docs: Vec<(&String, String)> = files
+    // Each document with its file, and its head when it was read ahead.
+    type Unsorted<'a> = (&'a String, String, Option<Result<Head, String>>);
+    let mut docs: Vec<Unsorted> = Vec::new();
+    for (path, content) in files.iter().filter(|(path, content)| {
+        !crate::sprig::path_base(path).starts_with('_') && !content.trim().is_empty()
+    }) {
+        match ahead.0.remove(path.as_str()) {
+            Some((read, read_docs)) if read == *content => {
+                docs.extend(read_docs.into_iter().map(|(d, h)| (path, d, Some(h))));
+            }
+            _ => docs.extend(
+                split_manifests(content)
+                    .into_iter()
+                    .map(|d| (path, d, None)),
+            ),
+        }
+    }
+    let unread: Vec<(&String, &str)> = docs
         .iter()
-        .filter(|(path, content)| {
-            !crate::sprig::path_base(path).starts_with('_') && !content.trim().is_empty()
-        })
-        .flat_map(|(path, content)| split_manifests(content).into_iter().map(move |d| (path, d)))
+        .filter(|(_, _, h)| h.is_none())
+        .map(|(p, d, _)| (*p, d.as_str()))
         .collect();
-    let heads = read_heads(&docs);
-    for ((path, doc), head) in docs.into_iter().zip(heads) {
+    let mut read = read_heads(&unread).into_iter();
+    let docs: Vec<(&String, String, Result<Head, String>)> = docs
+        .into_iter()
+        .map(|(p, d, h)| {
+            let h = h.unwrap_or_else(|| {
+                read.next()
+                    .unwrap_or_else(|| Err(format!("no head read for {p}")))
+            });
+            (p, d, h)
+        })
+        .collect();
+    for (path, doc, head) in docs {
         let head = head?;
         let hook_types = head
             .annotations

@@ -382,9 +382,20 @@ pub fn render(
     top: &Values,
     options: &RenderOptions,
 ) -> Result<BTreeMap<String, String>, String> {
+    render_each(chart, top, options, &mut |_, _| {})
+}
+
+/// [`render`], handing each file's output to `on_file` as soon as it is rendered (so that
+/// another thread can start reading it while the next template executes).
+pub fn render_each(
+    chart: &Chart,
+    top: &Values,
+    options: &RenderOptions,
+    on_file: &mut dyn FnMut(&str, &str),
+) -> Result<BTreeMap<String, String>, String> {
     let mut templates = Vec::new();
     all_templates(chart, top, chart.name(), true, &mut templates);
-    render_all(templates.into_iter().collect(), options)
+    render_all(templates.into_iter().collect(), options, on_file)
 }
 
 /// Helm's engine on templates given by name, each with the data it is executed with (its
@@ -405,12 +416,13 @@ pub fn render_templates(
             (name, r)
         })
         .collect();
-    render_all(by_name, options)
+    render_all(by_name, options, &mut |_, _| {})
 }
 
 fn render_all(
     mut by_name: BTreeMap<String, Renderable>,
     options: &RenderOptions,
+    on_file: &mut dyn FnMut(&str, &str),
 ) -> Result<BTreeMap<String, String>, String> {
     let mut keys: Vec<String> = by_name.keys().cloned().collect();
     sort_templates(&mut keys);
@@ -461,7 +473,9 @@ fn render_all(
         let out = set
             .execute(name, data, Some(ctx.clone()))
             .map_err(|e| reformat_exec_error(name, &e))?;
-        rendered.insert(name.clone(), out.replace("<no value>", ""));
+        let out = out.replace("<no value>", "");
+        on_file(name, &out);
+        rendered.insert(name.clone(), out);
     }
     crate::parallel::dispose((set, ctx, by_name));
     Ok(rendered)

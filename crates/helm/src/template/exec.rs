@@ -814,10 +814,13 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
         final_: Option<Rv>,
         receiver: Rv,
     ) -> R<Rv> {
-        let typ = if receiver.iface {
-            "interface {}".to_string()
-        } else {
-            receiver.v.type_name()
+        // Only the error messages need the type's name.
+        let typ = || {
+            if receiver.iface {
+                "interface {}".to_string()
+            } else {
+                receiver.v.type_name()
+            }
         };
         let has_args = args.is_some_and(|a| a.len() > 1) || final_.is_some();
         match &receiver.v {
@@ -827,7 +830,7 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
                 }
                 Ok(concrete(Value::Invalid))
             }
-            Value::Nil => Err(self.errorf(format!("nil pointer evaluating {typ}.{name}"))),
+            Value::Nil => Err(self.errorf(format!("nil pointer evaluating {}.{name}", typ()))),
             Value::Object(o) => {
                 if let Some(method) = o.clone().method(name) {
                     return self.eval_call(dot, dot_iface, &method, false, at, name, args, final_);
@@ -852,7 +855,7 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
                         found.unwrap_or(Value::Bytes(std::rc::Rc::from(&b""[..]))),
                     ));
                 }
-                Err(self.errorf(format!("can't evaluate field {name} in type {typ}")))
+                Err(self.errorf(format!("can't evaluate field {name} in type {}", typ())))
             }
             Value::Map(_, kind) | Value::NilMap(kind) => {
                 if has_args {
@@ -881,7 +884,7 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
                     },
                 }
             }
-            _ => Err(self.errorf(format!("can't evaluate field {name} in type {typ}"))),
+            _ => Err(self.errorf(format!("can't evaluate field {name} in type {}", typ()))),
         }
     }
 
