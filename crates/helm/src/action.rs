@@ -457,21 +457,44 @@ pub fn print(rendered: &Rendered, opts: &TemplateOptions) -> Result<String, Temp
         let f = opts.show_only[0].replace('\\', "/");
         return Err(plain(format!("could not find template {f} in chart")));
     }
-    let mut body = String::new();
+    use std::fmt::Write as _;
+    // Written in place, sized up front: kube-prometheus-stack prints 0.7 MB (5 MB with CRDs).
+    let size = rendered
+        .crds
+        .iter()
+        .map(|(n, d)| n.len() + d.len() + 16)
+        .sum::<usize>()
+        + rendered
+            .manifests
+            .iter()
+            .map(|m| m.name.len() + m.content.len() + 16)
+            .sum::<usize>()
+        + rendered
+            .hooks
+            .iter()
+            .map(|h| h.path.len() + h.manifest.len() + 16)
+            .sum::<usize>();
+    let mut body = String::with_capacity(size);
     for (name, data) in &rendered.crds {
         let data = String::from_utf8_lossy(data);
-        body.push_str(&format!("---\n# Source: {name}\n{data}\n"));
+        let _ = write!(body, "---\n# Source: {name}\n{data}\n");
     }
     for m in &rendered.manifests {
-        body.push_str(&format!("---\n# Source: {}\n{}\n", m.name, m.content));
+        let _ = write!(body, "---\n# Source: {}\n{}\n", m.name, m.content);
     }
-    let mut manifests = format!("{}\n", body.trim());
+    // Helm trims the manifests' text and ends it with one newline before adding the hooks.
+    let trimmed = body.trim_end().len();
+    body.truncate(trimmed);
+    let leading = body.len() - body.trim_start().len();
+    body.drain(..leading);
+    body.push('\n');
+    let mut manifests = body;
     if !opts.no_hooks {
         for h in &rendered.hooks {
             if opts.skip_tests && h.is_test() {
                 continue;
             }
-            manifests.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.manifest));
+            let _ = write!(manifests, "---\n# Source: {}\n{}\n", h.path, h.manifest);
         }
     }
     if opts.show_only.is_empty() {

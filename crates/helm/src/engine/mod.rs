@@ -473,7 +473,11 @@ fn render_all(
         let out = set
             .execute(name, data, Some(ctx.clone()))
             .map_err(|e| reformat_exec_error(name, &e))?;
-        let out = out.replace("<no value>", "");
+        let out = if out.contains("<no value>") {
+            out.replace("<no value>", "")
+        } else {
+            out
+        };
         on_file(name, &out);
         rendered.insert(name.clone(), out);
     }
