@@ -73,32 +73,19 @@ pub fn index_url(repo_url: &str) -> String {
 /// A client for chart repository downloads with `options`' TLS settings.
 pub fn client(options: &HttpOptions) -> Result<reqwest::Client, IndexFetchError> {
     crate::tls::ensure_provider();
-    let mut builder = reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(options.timeout.min(Duration::from_secs(30)))
         .user_agent("tidegate/source-controller")
         .danger_accept_invalid_certs(options.insecure_skip_verify);
-    if let Some(pem) = &options.ca_pem {
-        for cert in reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|e| IndexFetchError::Config(format!("invalid CA certificate: {e}")))?
-        {
-            builder = builder.add_root_certificate(cert);
-        }
-    }
-    if let Some(pem) = &options.client_pem {
-        let identity = reqwest::Identity::from_pem(pem).map_err(|e| {
-            IndexFetchError::Config(format!("invalid client certificate or key: {e}"))
-        })?;
-        builder = builder.identity(identity);
-    }
-    if let Some(proxy) = &options.proxy {
-        builder = builder.proxy(
-            reqwest::Proxy::all(proxy)
-                .map_err(|e| IndexFetchError::Config(format!("invalid proxy: {e}")))?,
-        );
-    }
-    builder
-        .build()
-        .map_err(|e| IndexFetchError::Config(e.to_string()))
+    crate::tls::configure(
+        builder,
+        options.ca_pem.as_deref(),
+        options.client_pem.as_deref(),
+        options.proxy.as_deref(),
+    )
+    .map_err(IndexFetchError::Config)?
+    .build()
+    .map_err(|e| IndexFetchError::Config(e.to_string()))
 }
 
 fn root_cause(e: &reqwest::Error) -> String {

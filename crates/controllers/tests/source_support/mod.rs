@@ -262,13 +262,7 @@ pub async fn cosign_sign(repo_url: &str, digest: &str, key: &p256::ecdsa::Signin
         r#"{{"architecture":"","created":"0001-01-01T00:00:00Z","history":[{{"created":"0001-01-01T00:00:00Z"}}],"os":"","rootfs":{{"type":"layers","diff_ids":["sha256:{:x}"]}},"config":{{}}}}"#,
         <sha2::Sha256 as sha2::Digest>::digest(payload.as_bytes())
     );
-    let (repository, _) = tidegate_source::oci::parse_artifact_url(repo_url).unwrap();
-    let registry = tidegate_source::oci::Registry::connect(
-        &repository,
-        &tidegate_source::oci::Options::default(),
-    )
-    .await
-    .unwrap();
+    let (_, registry) = anonymous_registry(repo_url).await;
     registry
         .push_image(
             &format!("{}.sig", digest.replacen(':', "-", 1)),
@@ -282,6 +276,23 @@ pub async fn cosign_sign(repo_url: &str, digest: &str, key: &p256::ecdsa::Signin
         )
         .await
         .unwrap();
+}
+
+/// The repository at `oci://` URL `repo_url` and an anonymous connection to it.
+async fn anonymous_registry(
+    repo_url: &str,
+) -> (
+    tidegate_source::oci::Repository,
+    tidegate_source::oci::Registry,
+) {
+    let (repository, _) = tidegate_source::oci::parse_artifact_url(repo_url).unwrap();
+    let registry = tidegate_source::oci::Registry::connect(
+        &repository,
+        &tidegate_source::oci::Options::default(),
+    )
+    .await
+    .unwrap();
+    (repository, registry)
 }
 
 /// Signs manifest `digest` in the repository at `repo_url` as cosign v3's `sign --key` stores a
@@ -313,13 +324,7 @@ pub async fn cosign_sign_bundle(repo_url: &str, digest: &str, key: &p256::ecdsa:
         }
     })
     .to_string();
-    let (repository, _) = tidegate_source::oci::parse_artifact_url(repo_url).unwrap();
-    let registry = tidegate_source::oci::Registry::connect(
-        &repository,
-        &tidegate_source::oci::Options::default(),
-    )
-    .await
-    .unwrap();
+    let (repository, registry) = anonymous_registry(repo_url).await;
     let signed = registry.manifest(&repository.digest(digest)).await.unwrap();
     let bundle_digest = registry.push_blob(bundle.clone().into()).await.unwrap();
     let empty = registry

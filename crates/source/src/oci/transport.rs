@@ -155,40 +155,20 @@ pub(crate) struct Transport {
 
 /// The reqwest client for `options`: trusted CA, client certificate, proxy, timeouts.
 fn http_client(options: &Options, skip_verify: bool) -> Result<reqwest::Client, RegistryError> {
-    let mut builder = reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(options.timeout.min(Duration::from_secs(30)))
         .read_timeout(options.timeout)
         .user_agent(options.user_agent)
         .danger_accept_invalid_certs(skip_verify);
-    if let Some(pem) = &options.ca_pem {
-        let certs = reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|e| RegistryError::Other(format!("invalid CA certificate: {e}")))?;
-        if certs.is_empty() {
-            return Err(RegistryError::Other(
-                "invalid CA certificate: no PEM certificate found".into(),
-            ));
-        }
-        for cert in certs {
-            builder = builder.add_root_certificate(cert);
-        }
-    }
-    if let Some(pem) = &options.client_pem {
-        let identity = reqwest::Identity::from_pem(pem).map_err(|e| {
-            RegistryError::Other(format!(
-                "invalid client certificate (tls.crt, tls.key): {e}"
-            ))
-        })?;
-        builder = builder.identity(identity);
-    }
-    if let Some(proxy) = &options.proxy {
-        builder = builder.proxy(
-            reqwest::Proxy::all(proxy)
-                .map_err(|e| RegistryError::Other(format!("invalid proxy URL: {e}")))?,
-        );
-    }
-    builder
-        .build()
-        .map_err(|e| RegistryError::Other(format!("building the HTTP client: {e}")))
+    crate::tls::configure(
+        builder,
+        options.ca_pem.as_deref(),
+        options.client_pem.as_deref(),
+        options.proxy.as_deref(),
+    )
+    .map_err(RegistryError::Other)?
+    .build()
+    .map_err(|e| RegistryError::Other(format!("building the HTTP client: {e}")))
 }
 
 /// Whether go-containerregistry would fall back to HTTP for this registry without `insecure`.
