@@ -366,7 +366,7 @@ fn render_reading_ahead(
     top: &Values,
     options: &RenderOptions,
 ) -> (Result<BTreeMap<String, String>, String>, release::ReadAhead) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::parallel::cores();
     if cores < 2 || template_bytes(chart) < crate::parallel::PARALLEL_MIN_BYTES {
         return (engine::render(chart, top, options), Default::default());
     }

@@ -6,6 +6,8 @@
 #[derive(Debug, Clone)]
 struct Pattern {
     rule: String,
+    /// The rule's characters, for matching; `None` when it has no wildcard (compared as is).
+    glob: Option<Vec<char>>,
     negate: bool,
     must_dir: bool,
     /// `/x`: matched against the whole path; `a/b`: the whole path; `x`: the base name.
@@ -49,6 +51,7 @@ impl Rules {
         go_match(rule, "abc").map_err(|e| e.to_string())?;
         let mut p = Pattern {
             rule: rule.to_string(),
+            glob: None,
             negate: false,
             must_dir: false,
             whole_path: false,
@@ -69,17 +72,22 @@ impl Rules {
             p.whole_path = true;
         }
         p.rule = r.to_string();
+        if r.contains(['*', '?', '[', '\\']) {
+            p.glob = Some(r.chars().collect());
+        }
         self.patterns.push(p);
         Ok(())
     }
 
-    fn matches(p: &Pattern, path: &str) -> bool {
-        let target = if p.whole_path {
-            path
-        } else {
-            path.rsplit('/').next().unwrap_or(path)
-        };
-        go_match(&p.rule, target).unwrap_or(false)
+    fn matches(p: &Pattern, path: &str, path_chars: &[char], base_chars: &[char]) -> bool {
+        match &p.glob {
+            None if p.whole_path => p.rule == path,
+            None => p.rule == path.rsplit('/').next().unwrap_or(path),
+            Some(glob) => {
+                let target = if p.whole_path { path_chars } else { base_chars };
+                match_from(glob, target).unwrap_or(false)
+            }
+        }
     }
 
     /// Whether `path` (relative to the chart, `/`-separated) is ignored.
@@ -87,12 +95,18 @@ impl Rules {
         if path.is_empty() || path == "." || path == "./" {
             return false;
         }
+        let path_chars: Vec<char> = path.chars().collect();
+        let base_at = path_chars
+            .iter()
+            .rposition(|c| *c == '/')
+            .map_or(0, |i| i + 1);
+        let base_chars = &path_chars[base_at..];
         for p in &self.patterns {
             if p.negate {
                 if p.must_dir && !is_dir {
                     return true;
                 }
-                if !Rules::matches(p, path) {
+                if !Rules::matches(p, path, &path_chars, base_chars) {
                     return true;
                 }
                 continue;
@@ -100,7 +114,7 @@ impl Rules {
             if p.must_dir && !is_dir {
                 continue;
             }
-            if Rules::matches(p, path) {
+            if Rules::matches(p, path, &path_chars, base_chars) {
                 return true;
             }
         }

@@ -110,12 +110,25 @@ pub fn load_dir(dir: &Path) -> Result<Chart, LoadError> {
     let mut found = Vec::new();
     walk(dir, "", &rules, &mut found)?;
     // The files are read on several threads when there is much to read (kube-prometheus-stack
-    // holds 7 MB in 340 files), in walk order.
-    let files = crate::parallel::map_weighted(&found, |f| f.size as usize, read_found)
-        .into_iter()
-        .collect::<Result<Vec<File>, LoadError>>()?;
-    load_files(files)
+    // holds 7 MB in 340 files), and the charts' values.yaml files parsed as they are read.
+    let read = crate::parallel::map_weighted(&found, Found::weight, read_found);
+    let mut files = Vec::with_capacity(read.len());
+    let mut parsed = ParsedValues::new();
+    for r in read {
+        let (file, values) = r?;
+        if let Some(values) = values {
+            parsed.insert(file.name.clone(), values);
+        }
+        files.push(file);
+    }
+    load_files_parsed(files, "", &mut parsed)
 }
+
+/// A values file read, or why it could not be.
+type ValuesResult = Result<serde_json::Map<String, serde_json::Value>, String>;
+
+/// Values files parsed while the chart was read, by path in the chart.
+type ParsedValues = std::collections::HashMap<String, ValuesResult>;
 
 /// A file [`walk`] found: its chart path, where it is and its size.
 struct Found {
@@ -124,16 +137,79 @@ struct Found {
     size: u64,
 }
 
-fn read_found(f: &Found) -> Result<File, LoadError> {
-    let mut data = std::fs::read(&f.full)
-        .map_err(|e| err(format!("error reading {}: {}", f.path, go_io_error(&e))))?;
-    if data.starts_with(BOM) {
-        data.drain(..3);
+impl Found {
+    /// A chart's `values.yaml` (its subcharts' included): parsed as it is read.
+    fn is_values(&self) -> bool {
+        let mut rest = self.path.as_str();
+        while let Some(sub) = rest.strip_prefix("charts/") {
+            match sub.split_once('/') {
+                Some((_, inner)) => rest = inner,
+                None => return false,
+            }
+        }
+        rest == "values.yaml"
     }
-    Ok(File {
-        name: f.path.clone(),
-        data: data.into(),
-    })
+
+    /// The work of reading the file: parsing YAML costs some ten times reading it.
+    fn weight(&self) -> usize {
+        let size = self.size as usize;
+        if self.is_values() { size * 10 } else { size }
+    }
+}
+
+/// Files at least this large are mapped rather than read by a one-shot process: CRD files
+/// (4 MB of kube-prometheus-stack's 7 MB) are then not touched unless printed.
+const MAP_MIN_SIZE: u64 = 64 * 1024;
+
+/// Reads a found file (and parses it when it is a values file).
+fn read_found(f: &Found) -> Result<(File, Option<ValuesResult>), LoadError> {
+    let failed = |e: std::io::Error| err(format!("error reading {}: {}", f.path, go_io_error(&e)));
+    let data: bytes::Bytes = if f.size >= MAP_MIN_SIZE && crate::parallel::is_one_shot() {
+        map_file(&f.full).map_err(failed)?
+    } else {
+        read_sized(&f.full, f.size).map_err(failed)?.into()
+    };
+    let data = if data.starts_with(BOM) {
+        data.slice(3..)
+    } else {
+        data
+    };
+    let values = f.is_values().then(|| load_values(&super::text(&data)));
+    Ok((
+        File {
+            name: f.path.clone(),
+            data,
+        },
+        values,
+    ))
+}
+
+/// The file's bytes, its size known from the walk: open, one read, close (a regular file's
+/// read returns less than asked for only at its end; a file that grew is read on).
+fn read_sized(path: &Path, size: u64) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let mut data = vec![0; usize::try_from(size).unwrap_or(0).saturating_add(1)];
+    let mut filled = 0;
+    loop {
+        let n = file.read(&mut data[filled..])?;
+        filled += n;
+        if n == 0 || filled < data.len() {
+            break;
+        }
+        data.resize(data.len() * 2, 0);
+    }
+    data.truncate(filled);
+    Ok(data)
+}
+
+/// The file's bytes mapped into memory, read-only. Only a one-shot process maps files (a
+/// file truncated while mapped would fault the process when read).
+fn map_file(path: &Path) -> std::io::Result<bytes::Bytes> {
+    let file = std::fs::File::open(path)?;
+    // SAFETY: the mapping is read-only and private; the chart's files are not expected to
+    // change while `helm template` reads them, and only one-shot processes map (see above).
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    Ok(bytes::Bytes::from_owner(map))
 }
 
 fn walk(
@@ -147,21 +223,26 @@ fn walk(
     } else {
         root.join(rel)
     };
-    let mut entries: Vec<String> = std::fs::read_dir(&here)
+    let mut entries: Vec<(String, std::fs::DirEntry)> = std::fs::read_dir(&here)
         .map_err(|e| err(format!("open {}: {}", here.display(), go_io_error(&e))))?
         .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e))
         .collect();
-    entries.sort();
-    for name in entries {
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, entry) in entries {
         let path = if rel.is_empty() {
             name.clone()
         } else {
             format!("{rel}/{name}")
         };
-        let full = root.join(&path);
-        let meta = std::fs::metadata(&full)
-            .map_err(|e| err(format!("stat {}: {}", full.display(), go_io_error(&e))))?;
+        let full = entry.path();
+        // Symbolic links are followed, as Helm's walk follows them; anything else is looked
+        // up beside its directory entry.
+        let meta = match entry.file_type() {
+            Ok(t) if !t.is_symlink() => entry.metadata(),
+            _ => std::fs::metadata(&full),
+        }
+        .map_err(|e| err(format!("stat {}: {}", full.display(), go_io_error(&e))))?;
         if meta.is_dir() {
             if rules.ignore(&path, true) {
                 continue;
@@ -377,6 +458,16 @@ pub fn merge_maps(
 
 /// Builds a chart from its files (paths relative to the chart), as Helm's `LoadFiles`.
 pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
+    load_files_parsed(files, "", &mut ParsedValues::new())
+}
+
+/// [`load_files`] for the chart at `prefix` in the loaded tree, taking values files already
+/// parsed from `parsed`.
+fn load_files_parsed(
+    files: Vec<File>,
+    prefix: &str,
+    parsed: &mut ParsedValues,
+) -> Result<Chart, LoadError> {
     let mut chart = Chart::default();
     let mut has_metadata = false;
     for f in &files {
@@ -405,8 +496,11 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
                 }
             }
             "values.yaml" => {
-                chart.values = load_values(&super::text(&f.data))
-                    .map_err(|e| err(format!("cannot load values.yaml: {e}")))?;
+                let values = match parsed.remove(&format!("{prefix}values.yaml")) {
+                    Some(values) => values,
+                    None => load_values(&super::text(&f.data)),
+                };
+                chart.values = values.map_err(|e| err(format!("cannot load values.yaml: {e}")))?;
                 chart.raw_values = Some(f.data);
             }
             "values.schema.json" => chart.schema = Some(f.data),
@@ -465,7 +559,7 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
             load_archive(&file.data)
         } else {
             let inner: Vec<File> = files.into_iter().filter(|f| f.name != name).collect();
-            load_files(inner)
+            load_files_parsed(inner, &format!("{prefix}charts/{name}/"), parsed)
         };
         let sub = sub.map_err(|e| {
             err(format!(
