@@ -176,7 +176,10 @@ impl<'a> Lexer<'a> {
     }
 
     fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
+        match self.input.as_bytes().get(self.pos) {
+            Some(&b) if b.is_ascii() => Some(b as char),
+            _ => self.rest().chars().next(),
+        }
     }
 
     fn next_char(&mut self) -> Option<char> {
@@ -462,8 +465,16 @@ impl<'a> Lexer<'a> {
 
     /// Takes a run of alphanumerics; false (with Go's error) when no terminator follows it.
     fn word(&mut self) -> bool {
-        while self.peek().is_some_and(is_alphanumeric) {
-            self.next_char();
+        loop {
+            match self.input.as_bytes().get(self.pos) {
+                Some(b) if b.is_ascii_alphanumeric() || *b == b'_' => self.pos += 1,
+                Some(b) if b.is_ascii() => break,
+                None => break,
+                Some(_) => match self.peek() {
+                    Some(c) if is_alphanumeric(c) => self.pos += c.len_utf8(),
+                    _ => break,
+                },
+            }
         }
         if self.at_terminator() {
             return true;
@@ -506,6 +517,14 @@ impl<'a> Lexer<'a> {
     /// A quoted string, raw string or character constant ending at `close`.
     fn lex_delimited(&mut self, close: char, escapes: bool, kind: ItemKind, message: &str) {
         loop {
+            // Runs of other bytes are skipped at once (every delimiter here is ASCII, so no
+            // character is split).
+            let rest = &self.input.as_bytes()[self.pos..];
+            let plain = rest
+                .iter()
+                .position(|&b| b == close as u8 || b == b'\\' || b == b'\n')
+                .unwrap_or(rest.len());
+            self.pos += plain;
             match self.next_char() {
                 Some('\\') if escapes => match self.next_char() {
                     None | Some('\n') => return self.error(message.into()),

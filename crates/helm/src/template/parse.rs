@@ -77,6 +77,9 @@ pub fn parse(name: &str, text: &str, options: ParseOptions<'_>) -> Result<Vec<Tr
         options,
         trees: Vec::new(),
         text: text.clone(),
+        arg_stack: Vec::new(),
+        cmd_stack: Vec::new(),
+        node_stack: Vec::new(),
     };
     let root = p.parse()?;
     p.add(name.to_string(), root)?;
@@ -97,6 +100,12 @@ struct Parser<'a> {
     options: ParseOptions<'a>,
     trees: Vec<Tree>,
     text: Arc<str>,
+    /// Arguments, commands and nodes being gathered, nested ones above outer ones: each list
+    /// is built here and moved out at its exact size (a tree holds 10 times its text's bytes
+    /// otherwise, most of it the spare room of growing vectors).
+    arg_stack: Vec<Arg>,
+    cmd_stack: Vec<Command>,
+    node_stack: Vec<Node>,
 }
 
 type Result<T> = std::result::Result<T, String>;
@@ -208,10 +217,7 @@ impl<'a> Parser<'a> {
     /// The top level: text and actions to EOF, `define`s taken out.
     fn parse(&mut self) -> Result<List> {
         let pos = self.peek().pos;
-        let mut root = List {
-            pos,
-            nodes: Vec::new(),
-        };
+        let mark = self.node_stack.len();
         while self.peek().kind != ItemKind::Eof {
             if self.peek().kind == ItemKind::LeftDelim {
                 let delim = self.next();
@@ -224,10 +230,13 @@ impl<'a> Parser<'a> {
             match self.text_or_action()? {
                 Parsed::End => return Err(self.errorf("unexpected {{end}}")),
                 Parsed::Else(_) => return Err(self.errorf("unexpected {{else}}")),
-                Parsed::Node(n) => root.nodes.push(n),
+                Parsed::Node(n) => self.node_stack.push(n),
             }
         }
-        Ok(root)
+        Ok(List {
+            pos,
+            nodes: self.node_stack.drain(mark..).collect(),
+        })
     }
 
     /// Runs `f` as a new tree would (`define`, `block`): its own variables and range depth.
@@ -263,14 +272,14 @@ impl<'a> Parser<'a> {
     /// Nodes up to `{{end}}` or `{{else}}`, which is returned apart.
     fn item_list(&mut self) -> Result<(List, Parsed)> {
         let pos = self.peek_non_space().pos;
-        let mut list = List {
-            pos,
-            nodes: Vec::new(),
-        };
+        let mark = self.node_stack.len();
         while self.peek_non_space().kind != ItemKind::Eof {
             match self.text_or_action()? {
-                Parsed::Node(n) => list.nodes.push(n),
-                end => return Ok((list, end)),
+                Parsed::Node(n) => self.node_stack.push(n),
+                end => {
+                    let nodes = self.node_stack.drain(mark..).collect();
+                    return Ok((List { pos, nodes }, end));
+                }
             }
         }
         Err(self.errorf("unexpected EOF"))
@@ -410,10 +419,12 @@ impl<'a> Parser<'a> {
             }
             break;
         }
+        let mark = self.cmd_stack.len();
         loop {
             let token = self.next_non_space();
             match token.kind {
                 k if k == end => {
+                    pipe.cmds = self.cmd_stack.drain(mark..).collect();
                     self.check_pipeline(&pipe, context)?;
                     return Ok(pipe);
                 }
@@ -431,8 +442,8 @@ impl<'a> Parser<'a> {
                 | ItemKind::LeftParen => {
                     self.backup();
                     let cmd = self.command()?;
-                    pipe.cmds.push(cmd);
-                    if pipe.cmds.len() > MAX_PIPELINE_CMDS {
+                    self.cmd_stack.push(cmd);
+                    if self.cmd_stack.len() - mark > MAX_PIPELINE_CMDS {
                         return Err(self.errorf("pipeline too long"));
                     }
                 }
@@ -565,14 +576,11 @@ impl<'a> Parser<'a> {
 
     fn command(&mut self) -> Result<Command> {
         let pos = self.peek_non_space().pos;
-        let mut cmd = Command {
-            pos,
-            args: Vec::new(),
-        };
+        let mark = self.arg_stack.len();
         loop {
             self.peek_non_space();
             if let Some(operand) = self.operand()? {
-                cmd.args.push(operand);
+                self.arg_stack.push(operand);
             }
             let token = self.next();
             match token.kind {
@@ -583,6 +591,10 @@ impl<'a> Parser<'a> {
             }
             break;
         }
+        let cmd = Command {
+            pos,
+            args: self.arg_stack.drain(mark..).collect(),
+        };
         if cmd.args.is_empty() {
             return Err(self.errorf("empty command"));
         }
@@ -658,7 +670,7 @@ impl<'a> Parser<'a> {
             }
             ItemKind::Field => Arg::Field {
                 pos: token.pos,
-                ident: token.val[1..].split('.').map(str::to_string).collect(),
+                ident: segments(&token.val[1..]),
             },
             ItemKind::Bool => Arg::Bool {
                 pos: token.pos,
@@ -713,8 +725,15 @@ enum Parsed {
 fn variable(pos: Pos, ident: &str) -> Variable {
     Variable {
         pos,
-        ident: ident.split('.').map(str::to_string).collect(),
+        ident: segments(ident),
     }
+}
+
+/// `a.b.c` as its names, in a vector of exactly their number.
+fn segments(dotted: &str) -> Vec<String> {
+    let mut out = Vec::with_capacity(dotted.bytes().filter(|b| *b == b'.').count() + 1);
+    out.extend(dotted.split('.').map(str::to_string));
+    out
 }
 
 fn eof<'a>() -> Item<'a> {
