@@ -149,6 +149,36 @@ fn lex(input: &str) -> Vec<Token> {
     out
 }
 
+/// kube's message for a value that is not a DNS-1123 label (`IsDNS1123Label`).
+pub const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// Whether `s` matches a DNS-1123 label's pattern (its length aside).
+pub fn matches_dns1123_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+/// Checks a namespace name as kube-apiserver does (`ValidateNamespaceName`): kube's messages,
+/// joined with `, ` when there are two.
+pub fn validate_namespace_name(name: &str) -> Result<(), String> {
+    let mut errors = Vec::new();
+    if name.len() > 63 {
+        errors.push("must be no more than 63 characters");
+    }
+    if !matches_dns1123_label(name) {
+        errors.push(DNS1123_LABEL_MSG);
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join(", "))
+    }
+}
+
 /// Whether `key` is a valid qualified label key (`[prefix/]name`).
 pub fn is_qualified_name(key: &str) -> bool {
     let (prefix, name) = match key.rsplit_once('/') {

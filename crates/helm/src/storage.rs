@@ -271,7 +271,7 @@ pub fn decode(data: &[u8]) -> Result<Release, StorageError> {
         .map_err(|e| StorageError::Base64(e.to_string()))?;
     let json = if raw.starts_with(&[0x1f, 0x8b, 0x08]) {
         let mut out = Vec::new();
-        flate2::read::GzDecoder::new(raw.as_slice())
+        flate2::read::MultiGzDecoder::new(raw.as_slice())
             .read_to_end(&mut out)
             .map_err(|e| StorageError::Gzip(e.to_string()))?;
         out
@@ -327,7 +327,11 @@ fn lock_json(lock: Option<&[u8]>) -> Json {
     let Some(bytes) = lock else {
         return Json::Null;
     };
-    let Ok(parsed) = yaml_serde::from_slice::<Json>(bytes) else {
+    let text = std::str::from_utf8(bytes).unwrap_or_default();
+    if tidegate_core::yaml::check_nesting(text).is_err() {
+        return Json::Null;
+    }
+    let Ok(parsed) = yaml_serde::from_str::<Json>(text) else {
         return Json::Null;
     };
     let mut o = Map::new();

@@ -60,6 +60,7 @@ pub fn parse_stream(text: &str, file: &str) -> Result<Vec<Document>> {
 /// Parses every non-empty document of a YAML stream read as `dialect`.
 pub fn parse_stream_as(text: &str, file: &str, dialect: Dialect) -> Result<Vec<Document>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    check_nesting(text, file)?;
     let starts = document_starts(text);
     let mut out = Vec::new();
     let reader = StreamReader::new(text, dialect.options());
@@ -80,6 +81,7 @@ pub fn parse_stream_as(text: &str, file: &str, dialect: Dialect) -> Result<Vec<D
 /// Parses a text holding one YAML document, read as `dialect`.
 pub fn parse_one_as(text: &str, file: &str, dialect: Dialect) -> Result<Value> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    check_nesting(text, file)?;
     StreamReader::new(text, dialect.options())
         .read(yaml_serde::Deserializer::from_str(text))
         .map(|(v, _)| v)
@@ -93,6 +95,14 @@ pub fn parse_as<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Resul
     tidegate_core::yaml::check_aliasing(text)
         .map_err(|message| Error::in_file(ErrorKind::InvalidYaml, file, message))?;
     yaml_serde::from_str(text).map_err(|e| yaml_error(&e, file))
+}
+
+/// Refuses flow collections nested past the reader's limit before the parser spends time on
+/// them (see `tidegate_core::yaml::check_nesting`).
+fn check_nesting(text: &str, file: &str) -> Result<()> {
+    tidegate_core::yaml::check_nesting(text).map_err(|e| {
+        Error::in_file(ErrorKind::InvalidYaml, file, e.to_string()).at_line(Some(e.line))
+    })
 }
 
 fn yaml_error(e: &yaml_serde::Error, file: &str) -> Error {

@@ -210,7 +210,11 @@ pub async fn notifier_for(
             tls.proxy = Some(p.trim().to_string());
         }
         if let Some(h) = data.get("headers") {
-            s.headers = yaml_serde::from_slice::<BTreeMap<String, String>>(h)
+            let text = std::str::from_utf8(h)
+                .map_err(|_| "failed to read headers from secret: not UTF-8".to_string())?;
+            tidegate_core::yaml::check_nesting(text)
+                .map_err(|e| format!("failed to read headers from secret: {e}"))?;
+            s.headers = yaml_serde::from_str::<BTreeMap<String, String>>(text)
                 .map_err(|e| format!("failed to read headers from secret: {e}"))?;
         }
         // As Flux's secret reader: a username without a password (or the reverse) makes the

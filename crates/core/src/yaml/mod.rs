@@ -4,8 +4,10 @@ use serde_json::Value;
 
 mod folded;
 pub mod gov2;
+mod nesting;
 mod resolve;
 
+pub use nesting::{MAX_FLOW_DEPTH, NestingError, check_nesting};
 pub use resolve::{Resolver, resolve_plain};
 
 /// A YAML stream could not be read.
@@ -467,6 +469,7 @@ fn read_with<'de, D: serde::Deserializer<'de>>(
 /// Checks that `text` does not expand beyond its node budget through aliases, before it is
 /// read into a typed value. Texts without both an anchor and an alias are not read at all.
 pub fn check_aliasing(text: &str) -> Result<(), String> {
+    check_nesting(text).map_err(|e| e.to_string())?;
     if !(text.contains('&') && text.contains('*')) {
         return Ok(());
     }
@@ -485,6 +488,10 @@ pub fn check_aliasing(text: &str) -> Result<(), String> {
 /// Parses every document of a YAML stream into JSON values, skipping empty documents.
 /// Duplicate keys are refused (as kubectl refuses them); alias expansion is bounded.
 pub fn parse_stream(text: &str) -> Result<Vec<Value>, YamlError> {
+    check_nesting(text).map_err(|e| YamlError {
+        document: 1,
+        message: e.to_string(),
+    })?;
     let mut out = Vec::new();
     for (i, doc) in yaml_serde::Deserializer::from_str(text).enumerate() {
         let (value, _) =
@@ -502,6 +509,10 @@ pub fn parse_stream(text: &str) -> Result<Vec<Value>, YamlError> {
 /// Parses a single YAML (or JSON) document; duplicate keys are handled as `duplicates` says
 /// (the count of those kept last-wins is returned); alias expansion is bounded.
 pub fn parse_one_with(text: &str, duplicates: Duplicates) -> Result<(Value, usize), YamlError> {
+    check_nesting(text).map_err(|e| YamlError {
+        document: 1,
+        message: e.to_string(),
+    })?;
     read_value(
         yaml_serde::Deserializer::from_str(text),
         text.len(),

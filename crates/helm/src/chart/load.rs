@@ -286,7 +286,7 @@ pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
 
 /// The files of a gzipped tar chart archive, the top directory stripped, sizes bounded.
 fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
-    let gz = flate2::read::GzDecoder::new(data);
+    let gz = flate2::read::MultiGzDecoder::new(data);
     let mut tar = tar::Archive::new(gz);
     let mut files = Vec::new();
     let mut remaining = MAX_CHART_SIZE;
@@ -371,6 +371,8 @@ pub fn read_yaml_documents(text: &str) -> Result<Vec<serde_json::Value>, String>
         json_keys: true,
         ..tidegate_core::yaml::ReadOptions::new(tidegate_core::yaml::Duplicates::LastWins)
     };
+    tidegate_core::yaml::check_nesting(text)
+        .map_err(|e| format!("error converting YAML to JSON: {e}"))?;
     let reader = tidegate_core::yaml::StreamReader::new(text, options);
     let mut out = Vec::new();
     for doc in yaml_serde::Deserializer::from_str(text) {
