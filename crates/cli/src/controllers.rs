@@ -118,6 +118,15 @@ pub struct Args {
     /// Address of the `/healthz` and `/readyz` probes.
     #[arg(long, env = "HEALTH_ADDR", default_value = ":9440")]
     health_addr: String,
+    /// Allow the `user.exec` section (and `auth-provider`) in kubeconfigs read from Secrets
+    /// for remote apply (Kustomizations, HelmReleases, Cluster API Clusters): they run
+    /// commands on this host.
+    #[arg(long)]
+    insecure_kubeconfig_exec: bool,
+    /// Allow kubeconfigs read from Secrets to disable TLS verification
+    /// (`insecure-skip-tls-verify`).
+    #[arg(long)]
+    insecure_kubeconfig_tls: bool,
     /// Accept GitRepositories with `file://` URLs (repositories on this machine's filesystem).
     #[arg(long)]
     allow_file_urls: bool,
@@ -304,6 +313,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             std::process::exit(1);
         });
     }
+    let file_urls = if args.allow_file_urls {
+        tidegate_controllers::file_urls::FileUrls::All
+    } else {
+        tidegate_controllers::file_urls::FileUrls::Refused
+    };
+    let kubeconfig = tidegate_controllers::kubeconfig::SecretKubeConfigOptions {
+        insecure_exec: args.insecure_kubeconfig_exec,
+        insecure_tls: args.insecure_kubeconfig_tls,
+    };
     let set = Set {
         client,
         config,
@@ -314,7 +332,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             jitter_percent: args.interval_jitter_percentage,
             requeue_dependency: requeue,
             namespace: namespace.clone(),
-            allow_file_urls: args.allow_file_urls,
+            file_urls: file_urls.clone(),
             watch_label_selector: selector.map(str::to_string),
             helm_cache_max_size: args.helm_cache_max_size,
             helm_cache_ttl,
@@ -334,6 +352,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 (ns, name)
             }),
             events: events.clone(),
+            kubeconfig,
             ..Default::default()
         },
         helm: helmrelease::Options {
@@ -345,6 +364,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             no_cross_namespace_refs: args.no_cross_namespace_refs,
             watch_label_selector: selector.map(str::to_string),
             events: events.clone(),
+            kubeconfig,
         },
         notification: receiver::Options {
             namespace: namespace_watcher.clone(),
@@ -365,6 +385,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         crs: clusterresourceset::Options {
             namespace: namespace_watcher.clone(),
             watch_label_selector: selector.map(str::to_string),
+            kubeconfig,
             ..Default::default()
         },
         watcher: artifactgenerator::Options {
@@ -387,7 +408,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             namespace: namespace_automation,
             watch_label_selector: selector.map(str::to_string),
             no_cross_namespace_refs: args.no_cross_namespace_refs,
-            allow_file_urls: args.allow_file_urls,
+            file_urls: file_urls.clone(),
             events: automation_events,
             ..Default::default()
         },

@@ -7,7 +7,10 @@
 //! Kustomization of its own that references the platform's source, (d) a Kustomization in
 //! `flux-system` that would read the platform's Secret through `postBuild.substituteFrom`.
 //! Each is refused with Forbidden or AccessDenied in a Ready message, and nothing of that
-//! build is applied (a marker ConfigMap in `apps` rides along in each).
+//! build is applied (a marker ConfigMap in `apps` rides along in each). Then the doors of
+//! issue 45: (e) a GitRepository of the tenant's reading the platform's repository through a
+//! `file://` URL, (f) a remote-apply kubeconfig whose `exec` section would run a command on
+//! the controllers' host, (g) one whose `tokenFile` would read the admin token.
 
 #[path = "../../source/tests/support/mod.rs"]
 mod git_support;
@@ -197,6 +200,13 @@ fn attempted(kc: &Path, commit: &str) -> (String, String, String) {
     condition(&last.unwrap(), "Ready").unwrap()
 }
 
+/// Pushes `docs` as the tenant's build and waits until the tenant's Kustomization applied it.
+fn tenant_applies(kc: &Path, tenant: &git_support::Repo, docs: &[String], message: &str) {
+    let commit = push_tenant(tenant, docs, message);
+    let (status, _, ready) = attempted(kc, &commit);
+    assert_eq!(status, "True", "{ready}");
+}
+
 /// kubectl's stdout, trimmed, whatever its exit status (`auth can-i` exits 1 for "no").
 fn answer(kc: &Path, args: &[&str]) -> String {
     std::process::Command::new("kubectl")
@@ -215,8 +225,11 @@ fn exists(kc: &Path, args: &[&str]) -> bool {
 #[test]
 fn a_tenant_is_confined_to_its_namespace_under_multi_tenant() {
     let tenant = git_support::Repo::new();
+    // The tenant's repository is served over git://: under --multi-tenant only the bootstrap
+    // GitRepository may read a repository on this machine's filesystem.
+    let daemon = git_support::GitDaemon::start(&tenant.base);
     let good = push_tenant(&tenant, &[config_map("apps", "good")], "good");
-    let platform = platform_repo(&tenant.file_url());
+    let platform = platform_repo(&daemon.url("repo.git"));
     let dir = tempfile::tempdir().unwrap();
     let bare = platform.bare().display().to_string();
     let up = up(
@@ -454,13 +467,12 @@ spec:
     namespace: flux-system
 "
     .to_string();
-    let c = push_tenant(
+    tenant_applies(
+        &kc,
         &tenant,
         &[config_map("apps", "good"), cross],
         "borrow the platform source",
     );
-    let (status, _, message) = attempted(&kc, &c);
-    assert_eq!(status, "True", "{message}");
     let mut denied = None;
     wait_until("apps/cross to be refused", || {
         denied = kustomization(&kc, "apps", "cross")
@@ -485,6 +497,160 @@ spec:
         &kc,
         &["-n", "apps", "get", "configmap", "c-marker"]
     ));
+
+    // (e) A GitRepository of the tenant's own reading the platform's repository on this
+    // machine: Stalled with URLInvalid, nothing published, nothing applied.
+    let platform_url = format!("file://{bare}");
+    let local = format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: platform-copy
+  namespace: apps
+spec:
+  interval: 1m
+  url: {platform_url}
+  ref:
+    branch: main
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: local
+  namespace: apps
+spec:
+  interval: 5m
+  path: ./tenants/leak
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: platform-copy
+"
+    );
+    tenant_applies(
+        &kc,
+        &tenant,
+        &[config_map("apps", "good"), local],
+        "read the platform repository from disk",
+    );
+    let mut refused = None;
+    wait_until("apps/platform-copy to be refused", || {
+        refused = kubectl_ok(
+            &kc,
+            &["-n", "apps", "get", "gitrepository", "platform-copy"],
+        )
+        .then(|| {
+            json(
+                &kc,
+                &["-n", "apps", "get", "gitrepository", "platform-copy"],
+            )
+        })
+        .and_then(|g| condition(&g, "Stalled").zip(Some(g)))
+        .filter(|(s, _)| s.0 == "True");
+        refused.is_some()
+    });
+    let (stalled, repo) = refused.unwrap();
+    assert_eq!(stalled.1, "URLInvalid", "{stalled:?}");
+    assert!(
+        stalled
+            .2
+            .contains("file:// URLs are refused for GitRepository apps/platform-copy")
+            && stalled.2.contains("only flux-system/flux-system may"),
+        "{stalled:?}"
+    );
+    assert!(repo["status"]["artifact"].is_null(), "nothing published");
+    assert!(!exists(
+        &kc,
+        &["-n", "apps", "get", "configmap", "c-marker"]
+    ));
+
+    // (f) A kubeconfig whose user runs a command, and (g) one whose user reads the admin
+    // token from the controllers' filesystem: both refused before any client is built.
+    let owned = dir.path().join("owned");
+    let server = kubectl(
+        &kc,
+        &[
+            "config",
+            "view",
+            "--minify",
+            "-o",
+            "jsonpath={.clusters[0].cluster.server}",
+        ],
+    );
+    let remote = |name: &str, user: &str| {
+        let kubeconfig = format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\nclusters:\n- name: k\n  cluster: {{server: '{server}'}}\nusers:\n- name: u\n  user:\n{user}"
+        );
+        let quoted = serde_json::to_string(&kubeconfig).unwrap();
+        format!(
+            "apiVersion: v1
+kind: Secret
+metadata:
+  name: {name}
+  namespace: apps
+stringData:
+  value: {quoted}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: {name}
+  namespace: apps
+spec:
+  interval: 5m
+  path: ./staging
+  prune: false
+  sourceRef:
+    kind: GitRepository
+    name: dev-team
+  kubeConfig:
+    secretRef:
+      name: {name}
+"
+        )
+    };
+    let exec = format!(
+        "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      interactiveMode: Never\n      command: sh\n      args: ['-c', 'touch {}; echo {{}}']\n",
+        owned.display()
+    );
+    let token_file = format!(
+        "    tokenFile: {}\n",
+        dir.path().join("data/token").display()
+    );
+    tenant_applies(
+        &kc,
+        &tenant,
+        &[
+            config_map("apps", "good"),
+            remote("exec", &exec),
+            remote("tokenfile", &token_file),
+        ],
+        "reach the controllers' host through a kubeconfig",
+    );
+    for (name, expected) in [
+        ("exec", "user 'u' has an exec section"),
+        (
+            "tokenfile",
+            "user 'u' references a tokenFile, only an inline token is supported",
+        ),
+    ] {
+        let mut ready = None;
+        wait_until(&format!("apps/{name} to be refused"), || {
+            ready = kustomization(&kc, "apps", name)
+                .and_then(|k| condition(&k, "Ready"))
+                .filter(|r| r.0 == "False");
+            ready.is_some()
+        });
+        let (_, _, message) = ready.unwrap();
+        assert!(
+            message.starts_with("failed to build kube client: ") && message.contains(expected),
+            "{name}: {message}"
+        );
+    }
+    assert!(
+        !owned.exists(),
+        "the exec command ran on the controllers' host"
+    );
 
     // The platform itself was never touched by the tenant.
     assert_eq!(

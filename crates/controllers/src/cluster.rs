@@ -13,6 +13,8 @@ use tidegate_api::kustomization::KubeConfigReference;
 use tidegate_apply::live::Mode;
 use tidegate_apply::{ManagerOptions, Owner, ResourceManager};
 
+use crate::kubeconfig::SecretKubeConfigOptions;
+
 /// The user a service account acts as.
 pub fn service_account_user(namespace: &str, name: &str) -> String {
     format!("system:serviceaccount:{namespace}:{name}")
@@ -53,16 +55,25 @@ pub struct Clusters {
     config: kube::Config,
     field_manager: String,
     concurrency: usize,
+    /// What kubeconfigs read from Secrets may do.
+    kubeconfig: SecretKubeConfigOptions,
     managers: Mutex<HashMap<String, Arc<ResourceManager>>>,
 }
 
 impl Clusters {
-    /// Managers applying as `field_manager` with `concurrency` parallel requests.
-    pub fn new(config: kube::Config, field_manager: &str, concurrency: usize) -> Clusters {
+    /// Managers applying as `field_manager` with `concurrency` parallel requests; kubeconfigs
+    /// from Secrets are read under `kubeconfig`'s rules.
+    pub fn new(
+        config: kube::Config,
+        field_manager: &str,
+        concurrency: usize,
+        kubeconfig: SecretKubeConfigOptions,
+    ) -> Clusters {
         Clusters {
             config,
             field_manager: field_manager.to_string(),
             concurrency: concurrency.max(1),
+            kubeconfig,
             managers: Mutex::default(),
         }
     }
@@ -192,11 +203,7 @@ impl Clusters {
         kubeconfig: &[u8],
         user: Option<&str>,
     ) -> Result<ResourceManager, String> {
-        let text = std::str::from_utf8(kubeconfig)
-            .map_err(|_| "failed to build kube client: the kubeconfig is not UTF-8".to_string())?;
-        let kc = kube::config::Kubeconfig::from_yaml(text)
-            .map_err(|e| format!("failed to build kube client: invalid kubeconfig: {e}"))?;
-        let mut config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        let mut config = crate::kubeconfig::client_config(kubeconfig, self.kubeconfig)
             .await
             .map_err(|e| format!("failed to build kube client: {e}"))?;
         if let Some(user) = user {

@@ -46,7 +46,7 @@ async fn start() -> Env {
     let client = server.client().await;
     let options = gitrepository::Options {
         concurrent: 4,
-        allow_file_urls: true,
+        file_urls: tidegate_controllers::file_urls::FileUrls::All,
         ..Default::default()
     };
     tokio::spawn(gitrepository::run(

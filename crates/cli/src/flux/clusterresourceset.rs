@@ -25,7 +25,7 @@ pub struct Args {
     #[command(flatten)]
     cluster: ClusterArgs,
     /// The namespace.
-    #[arg(short = 'n', long, default_value = "default")]
+    #[arg(short = 'n', long, default_value = "default", value_parser = super::namespace_name)]
     namespace: String,
     /// How long to wait (`reconcile`).
     #[arg(long, default_value = "2m", value_parser = tidegate_core::duration::parse)]
@@ -240,8 +240,8 @@ async fn workload_client(client: &Client, namespace: &str, cluster: &str) -> Opt
         .get(tidegate_api::cluster::KUBECONFIG_KEY)?
         .0
         .clone();
-    let kc = kube::config::Kubeconfig::from_yaml(std::str::from_utf8(&bytes).ok()?).ok()?;
-    let mut config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+    // Whoever may write the Secret must not run commands as the user of this CLI.
+    let mut config = tidegate_controllers::kubeconfig::client_config(&bytes, Default::default())
         .await
         .ok()?;
     config.connect_timeout = Some(Duration::from_secs(5));

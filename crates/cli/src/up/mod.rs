@@ -13,6 +13,7 @@ use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
 use kube::Client;
 use serde_json::Value;
+use tidegate_controllers::file_urls::FileUrls;
 use tidegate_controllers::metrics::Metrics;
 use tidegate_controllers::{artifactgenerator, gitrepository, helmrelease, kustomization, leader};
 use tidegate_source::storage::{Retention, Storage};
@@ -103,6 +104,18 @@ pub struct Args {
     /// the bootstrap Kustomization impersonating `flux-system/kustomize-controller`.
     #[arg(long)]
     multi_tenant: bool,
+    /// Let every GitRepository read repositories on this machine (`file://` URLs); without
+    /// it only the bootstrap GitRepository (`flux-system/flux-system`) may. Refused with
+    /// `--multi-tenant`.
+    #[arg(long, conflicts_with = "multi_tenant")]
+    allow_file_urls: bool,
+    /// Allow the `user.exec` section (and `auth-provider`) in kubeconfigs read from Secrets
+    /// for remote apply: they run commands on this host.
+    #[arg(long)]
+    insecure_kubeconfig_exec: bool,
+    /// Allow kubeconfigs read from Secrets to disable TLS verification.
+    #[arg(long)]
+    insecure_kubeconfig_tls: bool,
     /// Static bearer tokens of users, in kube-apiserver's CSV format
     /// (`token,user,uid[,"group1,group2"]`).
     #[arg(long)]
@@ -355,13 +368,22 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
     let lockdown = args.multi_tenant;
     let image_events = events.clone();
     let default_service_account = lockdown.then(|| "default".to_string());
+    let file_urls = if args.allow_file_urls {
+        FileUrls::All
+    } else {
+        FileUrls::Only(vec![(FLUX_SYSTEM.to_string(), FLUX_SYSTEM.to_string())])
+    };
+    let kubeconfig = tidegate_controllers::kubeconfig::SecretKubeConfigOptions {
+        insecure_exec: args.insecure_kubeconfig_exec,
+        insecure_tls: args.insecure_kubeconfig_tls,
+    };
     let set = Set {
         client: controllers_client,
         config: controllers_config,
         storage,
         metrics,
         source: gitrepository::Options {
-            allow_file_urls: true,
+            file_urls: file_urls.clone(),
             events: events.clone(),
             ..Default::default()
         },
@@ -370,6 +392,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
             events: events.clone(),
             default_service_account: default_service_account.clone(),
             no_cross_namespace_refs: lockdown,
+            kubeconfig,
             ..Default::default()
         },
         helm: helmrelease::Options {
@@ -377,6 +400,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
             events: events.clone(),
             default_service_account,
             no_cross_namespace_refs: lockdown,
+            kubeconfig,
             ..Default::default()
         },
         watcher: artifactgenerator::Options {
@@ -384,7 +408,10 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
             no_cross_namespace_refs: lockdown,
             ..Default::default()
         },
-        crs: Default::default(),
+        crs: tidegate_controllers::clusterresourceset::Options {
+            kubeconfig,
+            ..Default::default()
+        },
         notification: tidegate_controllers::receiver::Options {
             no_cross_namespace_refs: lockdown,
             ..Default::default()
@@ -403,7 +430,7 @@ async fn start(args: &Args, bar: &ProgressBar, running: &mut Running) -> anyhow:
         },
         automation: tidegate_controllers::imageautomation::Options {
             no_cross_namespace_refs: lockdown,
-            allow_file_urls: true,
+            file_urls,
             events: image_events,
             ..Default::default()
         },

@@ -44,6 +44,9 @@ pub struct Options {
     pub namespace: Option<String>,
     /// Only objects matching this label selector.
     pub watch_label_selector: Option<String>,
+    /// What the `<cluster>-kubeconfig` Secrets may do (`--insecure-kubeconfig-exec`,
+    /// `--insecure-kubeconfig-tls`).
+    pub kubeconfig: crate::kubeconfig::SecretKubeConfigOptions,
 }
 
 impl Default for Options {
@@ -52,6 +55,7 @@ impl Default for Options {
             concurrent: 10,
             namespace: None,
             watch_label_selector: None,
+            kubeconfig: Default::default(),
         }
     }
 }
@@ -180,7 +184,7 @@ pub async fn run(
         client: client.clone(),
         metrics,
         clusters: cluster_reader,
-        remotes: remote::Remotes::default(),
+        remotes: remote::Remotes::new(options.kubeconfig),
         continuous,
         backoff: crate::timing::Backoff::default(),
         versions: crate::fresh::Versions::default(),

@@ -15,6 +15,7 @@ use tidegate_apply::error::describe;
 use tidegate_apply::resolve::Resolver;
 
 use super::scope::Remote;
+use crate::kubeconfig::SecretKubeConfigOptions;
 
 /// Cluster API's error for a Cluster that cannot be connected to yet.
 pub const NOT_CONNECTED: &str = "connection to the workload cluster is down";
@@ -24,11 +25,21 @@ pub const NOT_CONNECTED: &str = "connection to the workload cluster is down";
 pub struct Remotes {
     /// By Cluster (namespace, name): the kubeconfig's digest and the client made from it.
     cache: Mutex<HashMap<(String, String), Cached>>,
+    /// What the kubeconfigs may do.
+    kubeconfig: SecretKubeConfigOptions,
 }
 
 type Cached = (String, Arc<Remote>);
 
 impl Remotes {
+    /// No clients yet; kubeconfigs are read under `kubeconfig`'s rules.
+    pub fn new(kubeconfig: SecretKubeConfigOptions) -> Remotes {
+        Remotes {
+            cache: Mutex::default(),
+            kubeconfig,
+        }
+    }
+
     /// The client of `cluster`, read with the management cluster's `client`.
     pub async fn get(&self, client: &Client, cluster: &Cluster) -> Result<Arc<Remote>, String> {
         let ns = cluster.namespace().unwrap_or_default();
@@ -67,7 +78,7 @@ impl Remotes {
         {
             return Ok(remote.clone());
         }
-        let remote = Arc::new(connect(&bytes).await.map_err(|e| {
+        let remote = Arc::new(connect(&bytes, self.kubeconfig).await.map_err(|e| {
             format!("{NOT_CONNECTED} (Cluster {ns}/{name}: kubeconfig in Secret {ns}/{secret_name}: {e})")
         })?);
         self.cache
@@ -86,12 +97,8 @@ impl Remotes {
     }
 }
 
-async fn connect(kubeconfig: &[u8]) -> Result<Remote, String> {
-    let text = std::str::from_utf8(kubeconfig).map_err(|_| "not UTF-8".to_string())?;
-    let kc = kube::config::Kubeconfig::from_yaml(text).map_err(|e| format!("invalid: {e}"))?;
-    let mut config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .map_err(|e| e.to_string())?;
+async fn connect(kubeconfig: &[u8], options: SecretKubeConfigOptions) -> Result<Remote, String> {
+    let mut config = crate::kubeconfig::client_config(kubeconfig, options).await?;
     // A workload cluster that does not answer must not hold the reconcile for minutes.
     config.connect_timeout = Some(std::time::Duration::from_secs(10));
     config.read_timeout = Some(std::time::Duration::from_secs(30));

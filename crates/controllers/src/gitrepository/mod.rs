@@ -32,9 +32,10 @@ pub struct Options {
     /// Reconcile only the GitRepositories matching this label selector (`--watch-label-selector`,
     /// Flux's sharding: `sharding.fluxcd.io/key in (shard1)`, `!sharding.fluxcd.io/key`).
     pub watch_label_selector: Option<String>,
-    /// Accept `file://` URLs (off by default: a tenant could otherwise publish any repository on
-    /// the controller's filesystem; `tidegate up` turns it on for local paths).
-    pub allow_file_urls: bool,
+    /// Which objects may use `file://` URLs (none by default: a tenant could otherwise publish
+    /// any repository on the controller's filesystem; `tidegate up` allows its bootstrap
+    /// object, `--allow-file-urls` every object).
+    pub file_urls: crate::file_urls::FileUrls,
     /// Chart indexes kept between HelmChart reconciles (`--helm-cache-max-size`; 0 keeps
     /// none). Bounded in bytes too (`helmchart` cache's `MAX_BYTES`).
     pub helm_cache_max_size: usize,
@@ -51,7 +52,7 @@ impl Default for Options {
             requeue_dependency: Duration::from_secs(30),
             namespace: None,
             watch_label_selector: None,
-            allow_file_urls: false,
+            file_urls: Default::default(),
             helm_cache_max_size: 10,
             helm_cache_ttl: Duration::from_secs(15 * 60),
         }

@@ -372,11 +372,12 @@ fn unsupported(obj: &GitRepository, options: &super::Options) -> Result<(), Fail
     if spec.service_account_name.is_some() {
         return Err(stall("spec.serviceAccountName"));
     }
-    if spec.url.starts_with("file://") && !options.allow_file_urls {
+    let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
+    if !options.file_urls.allows(&spec.url, &ns, &name) {
         return Err(Failure::new(
             FETCH_FAILED,
             "URLInvalid",
-            "file:// URLs are disabled in this controller (--allow-file-urls)".to_string(),
+            options.file_urls.refusal(&ns, &name),
         )
         .stall());
     }

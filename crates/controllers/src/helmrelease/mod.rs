@@ -56,6 +56,9 @@ pub struct Options {
     pub default_service_account: Option<String>,
     /// Refuse sources and dependencies in other namespaces (`--no-cross-namespace-refs`).
     pub no_cross_namespace_refs: bool,
+    /// What kubeconfigs read from Secrets (`spec.kubeConfig.secretRef`) may do
+    /// (`--insecure-kubeconfig-exec`, `--insecure-kubeconfig-tls`).
+    pub kubeconfig: crate::kubeconfig::SecretKubeConfigOptions,
 }
 
 impl Default for Options {
@@ -69,6 +72,7 @@ impl Default for Options {
             watch_label_selector: None,
             default_service_account: None,
             no_cross_namespace_refs: false,
+            kubeconfig: Default::default(),
         }
     }
 }
@@ -223,7 +227,7 @@ pub async fn run(
     );
     let ctx = Arc::new(Context {
         recorder: Recorder::new(client.clone(), FIELD_MANAGER).with_webhook(options.events.clone()),
-        clusters: crate::cluster::Clusters::new(config, FIELD_MANAGER, 8),
+        clusters: crate::cluster::Clusters::new(config, FIELD_MANAGER, 8, options.kubeconfig),
         client,
         manager,
         metrics,

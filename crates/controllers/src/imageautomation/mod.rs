@@ -31,8 +31,8 @@ pub struct Options {
     pub watch_label_selector: Option<String>,
     /// Refuse GitRepositories of other namespaces (`--no-cross-namespace-refs`).
     pub no_cross_namespace_refs: bool,
-    /// Accept `file://` GitRepository URLs (Tidegate's `--allow-file-urls`).
-    pub allow_file_urls: bool,
+    /// Which GitRepositories may use `file://` URLs (as the source-controller's policy).
+    pub file_urls: crate::file_urls::FileUrls,
     /// Flux's `GitForcePushBranch` feature gate (on): force-push a push branch that differs
     /// from the checkout branch.
     pub force_push_branch: bool,
@@ -46,7 +46,7 @@ impl Default for Options {
             namespace: None,
             watch_label_selector: None,
             no_cross_namespace_refs: false,
-            allow_file_urls: false,
+            file_urls: Default::default(),
             force_push_branch: true,
             events: None,
         }

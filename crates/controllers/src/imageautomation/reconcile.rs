@@ -132,10 +132,8 @@ async fn source(obj: &ImageUpdateAutomation, ctx: &Context) -> Result<Source, Fa
         }
     };
     let spec = &repo.spec;
-    if spec.url.starts_with("file://") && !ctx.options.allow_file_urls {
-        return Err(invalid_source(
-            "file:// URLs are disabled in this controller (--allow-file-urls)".into(),
-        ));
+    if !ctx.options.file_urls.allows(&spec.url, &ns, &r.name) {
+        return Err(invalid_source(ctx.options.file_urls.refusal(&ns, &r.name)));
     }
     if spec.provider.as_deref().is_some_and(|p| p != "generic") {
         return Err(invalid_source(format!(

@@ -58,6 +58,9 @@ pub struct Options {
     /// The Secret (namespace, name) whose `.agekey` entries decrypt Kustomizations that set
     /// `spec.decryption` without a `secretRef` (`--sops-age-secret`).
     pub sops_age_secret: Option<(String, String)>,
+    /// What kubeconfigs read from Secrets (`spec.kubeConfig.secretRef`) may do
+    /// (`--insecure-kubeconfig-exec`, `--insecure-kubeconfig-tls`).
+    pub kubeconfig: crate::kubeconfig::SecretKubeConfigOptions,
 }
 
 impl Default for Options {
@@ -73,6 +76,7 @@ impl Default for Options {
             no_cross_namespace_refs: false,
             apply_concurrency: 8,
             sops_age_secret: None,
+            kubeconfig: Default::default(),
         }
     }
 }
@@ -170,7 +174,12 @@ pub async fn run(
         work: Arc::new(tokio::sync::Semaphore::new(concurrency as usize)),
         recorder: Recorder::new(client.clone(), FIELD_MANAGER).with_webhook(options.events.clone()),
         client,
-        clusters: crate::cluster::Clusters::new(config, FIELD_MANAGER, options.apply_concurrency),
+        clusters: crate::cluster::Clusters::new(
+            config,
+            FIELD_MANAGER,
+            options.apply_concurrency,
+            options.kubeconfig,
+        ),
         manager,
         metrics,
         backoff: crate::timing::Backoff::default(),

@@ -143,7 +143,7 @@ async fn start_on(server: common::TestServer) -> Env {
         client.clone(),
         metrics.clone(),
         imageautomation::Options {
-            allow_file_urls: true,
+            file_urls: tidegate_controllers::file_urls::FileUrls::All,
             ..Default::default()
         },
         stop(),

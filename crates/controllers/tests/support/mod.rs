@@ -198,7 +198,7 @@ async fn start_full(
             storage.clone(),
             metrics.clone(),
             gitrepository::Options {
-                allow_file_urls: true,
+                file_urls: tidegate_controllers::file_urls::FileUrls::All,
                 ..Default::default()
             },
             stop(),
