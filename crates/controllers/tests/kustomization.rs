@@ -243,6 +243,59 @@ async fn create_change_drift_prune_break_suspend_delete() {
     .await;
 }
 
+/// A kustomization.yaml emptied (or left with only a comment) builds to nothing: applied with
+/// prune, that would delete everything the Kustomization manages. It fails the build, as in
+/// Flux, and every object stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_kustomization_yaml_prunes_nothing() {
+    let env = start().await;
+    let repo = Repo::new();
+    repo.write("deploy/namespace.yaml", NAMESPACE);
+    repo.write("deploy/app.yaml", &config_map("app", "one"));
+    repo.write(
+        "deploy/kustomization.yaml",
+        "resources:\n- namespace.yaml\n- app.yaml\n",
+    );
+    let r1 = push(&env, &repo, "first");
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &source("repo", &repo.file_url()));
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &kustomization("app", "./deploy", ""));
+    ks_until(&env, "app", "first apply", applied(&r1)).await;
+
+    for (i, text) in ["# emptied by mistake\n", ""].into_iter().enumerate() {
+        repo.write("deploy/kustomization.yaml", text);
+        let r = push(&env, &repo, &format!("empty {i}"));
+        let k = ks_until(&env, "app", "the empty build to fail", |o| {
+            is(o, "Ready", "False") && o["status"]["lastAttemptedRevision"] == r.as_str()
+        })
+        .await;
+        let ready = condition(&k, "Ready").unwrap();
+        assert_eq!(ready["reason"], "BuildFailed", "{k:#}");
+        assert!(
+            ready["message"]
+                .as_str()
+                .unwrap()
+                .contains("kustomization.yaml is empty"),
+            "{ready}"
+        );
+        assert_eq!(k["status"]["lastAppliedRevision"], r1.as_str());
+        assert_eq!(
+            k["status"]["inventory"]["entries"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2,
+            "{k:#}"
+        );
+        assert_eq!(
+            data_of(&env, "-napps configmap/app").as_deref(),
+            Some("one"),
+            "nothing pruned"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn depends_on_chain_applies_in_order_and_health_failures_are_reported() {
     let env = start().await;

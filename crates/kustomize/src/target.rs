@@ -495,16 +495,24 @@ impl Builder {
     }
 }
 
+/// kustomize's refusal of a kustomization that declares nothing (`CheckEmpty`).
+pub const EMPTY_KUSTOMIZATION: &str = "kustomization.yaml is empty";
+
 /// Reads a kustomization file as kustomize does: YAML to JSON (a repeated key keeps its last
 /// value), field names matched case-insensitively, unknown fields refused.
+///
+/// A kustomization that declares nothing (an empty file, only comments, only `apiVersion` and
+/// `kind`) is refused as kustomize v5 refuses it: its build would be empty, and a Kustomization
+/// applying it with `prune: true` would delete everything it manages.
 fn parse_kustomization(text: &str, file: &str) -> Result<Kustomization> {
+    let empty = || Error::in_file(ErrorKind::Invalid, file, EMPTY_KUSTOMIZATION);
     if text.trim().is_empty() {
-        return Ok(Kustomization::default());
+        return Err(empty());
     }
     let value = yaml::parse_one_as(text, file, yaml::Dialect::Yaml11)?;
     let Value::Object(map) = value else {
         if value.is_null() {
-            return Ok(Kustomization::default());
+            return Err(empty());
         }
         return Err(Error::in_file(
             ErrorKind::InvalidYaml,
@@ -512,6 +520,17 @@ fn parse_kustomization(text: &str, file: &str) -> Result<Kustomization> {
             "a kustomization must be a map",
         ));
     };
+    // kustomize compares the decoded file with an empty one, its apiVersion and kind aside:
+    // a field left null or an empty string is Go's zero value, `resources: []` is not.
+    let declares = |(k, v): (&String, &Value)| {
+        !k.eq_ignore_ascii_case("apiVersion")
+            && !k.eq_ignore_ascii_case("kind")
+            && !v.is_null()
+            && v.as_str() != Some("")
+    };
+    if !map.iter().any(declares) {
+        return Err(empty());
+    }
     const FIELDS: [&str; 35] = [
         "apiVersion",
         "kind",

@@ -384,3 +384,71 @@ fn builds_run_concurrently_without_sharing_state() {
         }
     });
 }
+
+/// kubectl kustomize's answer for `dir`: its output, or its error text.
+fn kubectl_kustomize(dir: &Path) -> Result<String, String> {
+    let out = std::process::Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .expect("kubectl must be installed: it is the reference for kustomize builds");
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// An empty kustomization builds to nothing, and a Kustomization applying that with prune
+/// deletes everything it manages: kustomize refuses it, and so does Tidegate, at every level.
+#[test]
+fn empty_kustomization_yaml_is_refused() {
+    for text in [
+        "",
+        "\n\n",
+        "# only a comment\n",
+        "---\n",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n",
+        "resources: null\nnamePrefix: ''\n",
+    ] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        write(tmp.path(), &[("kustomization.yaml", text)]);
+        let reference = kubectl_kustomize(tmp.path()).expect_err(text);
+        assert!(
+            reference.contains("kustomization.yaml is empty"),
+            "kubectl on {text:?}: {reference}"
+        );
+        let e = build_err(&[("kustomization.yaml", text)], ".");
+        assert_eq!(
+            e.to_string(),
+            "kustomization.yaml: kustomization.yaml is empty",
+            "{text:?}"
+        );
+    }
+    // In a base too.
+    let e = build_err(
+        &[
+            ("kustomization.yaml", "resources: [base]\n"),
+            ("base/kustomization.yaml", "# nothing yet\n"),
+        ],
+        ".",
+    );
+    assert_eq!(
+        e.to_string(),
+        "base/kustomization.yaml: kustomization.yaml is empty"
+    );
+}
+
+/// A kustomization that declares an empty list does mean nothing: it builds, as kubectl's.
+#[test]
+fn a_kustomization_declaring_no_resources_builds_empty() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(tmp.path(), &[("kustomization.yaml", "resources: []\n")]);
+    assert_eq!(
+        kubectl_kustomize(tmp.path()).expect("kubectl builds it"),
+        ""
+    );
+    let b = Builder::new(tmp.path(), Options::default()).expect("root");
+    let built = b.build(tmp.path()).expect("builds");
+    assert_eq!(built.to_yaml(), "");
+}

@@ -92,7 +92,7 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> ExtractError 
 
 /// Extracts a gzip-compressed tar stream into `root` (created if missing), enforcing `limits`.
 pub fn extract_tar_gz(reader: impl Read, root: &Path, limits: Limits) -> Result<(), ExtractError> {
-    let gz = flate2::read::GzDecoder::new(reader);
+    let gz = flate2::read::MultiGzDecoder::new(reader);
     extract_tar(gz, root, limits)
 }
 

@@ -419,3 +419,88 @@ fn the_packer_holds_artifacts_to_the_extraction_limits() {
     let (r, _o) = extract(&bytes, limits);
     r.expect("extracts");
 }
+
+/// `tar` compressed as gzip members, one per part between the given offsets, as parallel and
+/// block compressors (pigz, bgzip) and concatenated archives are written.
+fn gzip_members(tar: &[u8], cuts: &[usize]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = Vec::new();
+    let mut start = 0;
+    for &end in cuts.iter().chain(std::iter::once(&tar.len())) {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&tar[start..end]).unwrap();
+        out.extend(gz.finish().unwrap());
+        start = end;
+    }
+    out
+}
+
+fn plain_tar(entries: &[(&str, &[u8])]) -> (Vec<u8>, Vec<usize>) {
+    let mut b = tar::Builder::new(Vec::new());
+    let mut ends = Vec::new();
+    for (name, data) in entries {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        b.append_data(&mut h, name, *data).unwrap();
+        ends.push(b.get_ref().len());
+    }
+    (b.into_inner().unwrap(), ends)
+}
+
+#[test]
+fn multi_member_gzip_archives_are_read_to_the_end() {
+    let (tar, ends) = plain_tar(&[
+        ("a.yaml", b"kind: A\n"),
+        ("b.yaml", b"kind: B\n"),
+        ("c.yaml", b"kind: C\n"),
+    ]);
+    // A member boundary after each entry: `gzip -d`, `tar` and Go's reader see all three.
+    let bytes = gzip_members(&tar, &ends[..2]);
+    let (r, outer) = extract(&bytes, Limits::default());
+    r.unwrap();
+    for (f, kind) in [("a.yaml", "A"), ("b.yaml", "B"), ("c.yaml", "C")] {
+        assert_eq!(
+            std::fs::read_to_string(outer.path().join("root").join(f)).unwrap(),
+            format!("kind: {kind}\n"),
+            "{f}"
+        );
+    }
+    // A boundary inside an entry's content.
+    let bytes = gzip_members(&tar, &[700]);
+    let (r, outer) = extract(&bytes, Limits::default());
+    r.unwrap();
+    assert!(outer.path().join("root/c.yaml").exists());
+}
+
+#[test]
+fn a_later_gzip_member_cannot_hide_what_the_limits_refuse() {
+    let big = vec![b'x'; 64 << 10];
+    let (tar, ends) = plain_tar(&[("small", b"s"), ("big", &big)]);
+    let bytes = gzip_members(&tar, &ends[..1]);
+    let (r, outer) = extract(
+        &bytes,
+        Limits {
+            max_size: 32 << 10,
+            max_entries: 10,
+        },
+    );
+    assert!(matches!(r, Err(ExtractError::TooLarge(_))), "{r:?}");
+    nothing_outside(outer.path());
+    let many: Vec<(String, Vec<u8>)> = (0..6).map(|i| (format!("f{i}"), vec![b'x'])).collect();
+    let entries: Vec<(&str, &[u8])> = many
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
+    let (tar, ends) = plain_tar(&entries);
+    let bytes = gzip_members(&tar, &ends[..3]);
+    let (r, _o) = extract(
+        &bytes,
+        Limits {
+            max_size: 1 << 20,
+            max_entries: 4,
+        },
+    );
+    assert!(matches!(r, Err(ExtractError::TooManyEntries(4))), "{r:?}");
+}

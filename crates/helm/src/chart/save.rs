@@ -206,6 +206,41 @@ mod tests {
         }
     }
 
+    /// The archive's tar stream recompressed as two gzip members split at a block boundary
+    /// in its middle, as parallel compressors (pigz, bgzip) write it.
+    fn two_members(tgz: &[u8]) -> Vec<u8> {
+        use std::io::{Read, Write};
+        let mut tar = Vec::new();
+        flate2::read::GzDecoder::new(tgz)
+            .read_to_end(&mut tar)
+            .unwrap();
+        let at = tar.len() / 512 / 2 * 512;
+        let mut out = Vec::new();
+        for part in [&tar[..at], &tar[at..]] {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(part).unwrap();
+            out.extend(gz.finish().unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn multi_member_gzip_chart_archives_load_whole() {
+        let mut files = vec![file(
+            "Chart.yaml",
+            "apiVersion: v2\nname: app\nversion: 1.0.0\n",
+        )];
+        for i in 0..8 {
+            files.push(file(&format!("templates/t{i}.yaml"), &format!("n: {i}\n")));
+        }
+        let chart = super::super::load_files(files).unwrap();
+        let split = two_members(&save(&chart).unwrap());
+        let back = super::super::load_archive(&split).unwrap();
+        let names: Vec<&str> = back.templates.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names.len(), 8, "{names:?}");
+        assert!(names.contains(&"templates/t7.yaml"), "{names:?}");
+    }
+
     #[test]
     fn packages_load_back_the_same() {
         let files = vec![
