@@ -34,6 +34,7 @@ pub mod http;
 mod immutable;
 mod jsonpatch;
 pub mod listen;
+pub mod lock;
 mod objects;
 mod openapi;
 mod openapi_proto;

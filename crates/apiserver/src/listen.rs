@@ -2,10 +2,12 @@
 //! from holding the door: a TLS handshake must finish within [`HANDSHAKE_TIMEOUT`], request
 //! headers within [`HEADER_TIMEOUT`], one address holds at most [`Limits::per_source`]
 //! connections and the server at most [`Limits::total`] (kept below the process's open-file
-//! limit, so SQLite and clients never meet "too many open files"), and a failing `accept`
-//! backs off instead of spinning.
+//! limit, so SQLite and clients never meet "too many open files"), connections that have not
+//! finished their handshake hold at most [`Limits::handshaking`] of those (the rest stays for
+//! clients that did; under pressure a handshake gets [`HANDSHAKE_TIMEOUT_UNDER_PRESSURE`]),
+//! and a failing `accept` backs off instead of spinning.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +21,8 @@ use tokio::sync::watch;
 
 /// How long a client has to complete the TLS handshake.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long it has once half the handshake slots are taken.
+pub const HANDSHAKE_TIMEOUT_UNDER_PRESSURE: Duration = Duration::from_secs(2);
 /// How long a client has to send a request's headers (HTTP/1.1).
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// HTTP/2 keep-alive: a ping this often, the connection closed when unanswered.
@@ -33,6 +37,8 @@ pub struct Limits {
     pub total: usize,
     /// From one address.
     pub per_source: usize,
+    /// Of those, still in their handshake (TLS, or before the first request without TLS).
+    pub handshaking: usize,
 }
 
 impl Limits {
@@ -44,6 +50,7 @@ impl Limits {
         Limits {
             total,
             per_source: total,
+            handshaking: total / 2,
         }
     }
 }
@@ -55,11 +62,50 @@ fn open_file_limit() -> Option<usize> {
     line.split_whitespace().nth(3)?.parse().ok()
 }
 
-/// Open connections, in all and by address.
+/// Open connections, in all and by address, and those still in their handshake (oldest
+/// first, each with the means to end it).
 #[derive(Default)]
 struct Counts {
     total: usize,
     by_source: HashMap<IpAddr, usize>,
+    handshaking: usize,
+    pending: HashMap<u64, Arc<tokio::sync::Notify>>,
+    order: VecDeque<u64>,
+    next: u64,
+}
+
+impl Counts {
+    /// Ends the oldest connection still in its handshake; false when there is none.
+    fn evict_oldest(&mut self) -> bool {
+        while let Some(id) = self.order.pop_front() {
+            if let Some(end) = self.pending.remove(&id) {
+                end.notify_one();
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// A connection still in its handshake; counted until dropped. `ended` fires when a newer
+/// connection needed its place.
+struct Handshaking {
+    counts: Arc<Mutex<Counts>>,
+    id: u64,
+    ended: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for Handshaking {
+    fn drop(&mut self) {
+        let mut c = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        c.handshaking = c.handshaking.saturating_sub(1);
+        c.pending.remove(&self.id);
+        // Ids of finished handshakes are dropped from the queue now and then, not one by one.
+        if c.order.len() > 2 * c.pending.len() + 64 {
+            let Counts { order, pending, .. } = &mut *c;
+            order.retain(|id| pending.contains_key(id));
+        }
+    }
 }
 
 /// One admitted connection; its slot is given back when dropped.
@@ -81,18 +127,49 @@ impl Drop for Slot {
     }
 }
 
-fn admit(counts: &Arc<Mutex<Counts>>, limits: Limits, source: IpAddr) -> Option<Slot> {
+/// A slot for a connection from `source`, and its handshake's place, with how long the
+/// handshake may take; `None` when the limits are reached. When they are, the oldest
+/// connection still in its handshake is ended to make room: whoever holds connections open
+/// without completing them cannot keep a client that completes its handshake out.
+fn admit(
+    counts: &Arc<Mutex<Counts>>,
+    limits: Limits,
+    source: IpAddr,
+) -> Option<(Slot, Handshaking, Duration)> {
     let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
     let from_source = c.by_source.get(&source).copied().unwrap_or(0);
-    if c.total >= limits.total || from_source >= limits.per_source {
+    if (c.total >= limits.total
+        || from_source >= limits.per_source
+        || c.handshaking >= limits.handshaking.max(1))
+        && !c.evict_oldest()
+    {
         return None;
     }
     c.total += 1;
+    c.handshaking += 1;
     *c.by_source.entry(source).or_default() += 1;
-    Some(Slot {
-        counts: counts.clone(),
-        source,
-    })
+    let id = c.next;
+    c.next += 1;
+    let ended = Arc::new(tokio::sync::Notify::new());
+    c.pending.insert(id, ended.clone());
+    c.order.push_back(id);
+    let deadline = if c.handshaking > limits.handshaking / 2 {
+        HANDSHAKE_TIMEOUT_UNDER_PRESSURE
+    } else {
+        HANDSHAKE_TIMEOUT
+    };
+    Some((
+        Slot {
+            counts: counts.clone(),
+            source,
+        },
+        Handshaking {
+            counts: counts.clone(),
+            id,
+            ended,
+        },
+        deadline,
+    ))
 }
 
 /// Serves `listener` until `shutdown` changes, each request answered by `handle`.
@@ -128,7 +205,7 @@ pub async fn serve<H, F>(
                 continue;
             }
         };
-        let Some(slot) = admit(&counts, limits, peer.ip()) else {
+        let Some((slot, handshaking, deadline)) = admit(&counts, limits, peer.ip()) else {
             refused += 1;
             if refused.is_power_of_two() {
                 tracing::warn!(peer = %peer, refused, "connection limit reached, connection refused");
@@ -142,10 +219,15 @@ pub async fn serve<H, F>(
         let handle = handle.clone();
         tokio::spawn(async move {
             let _slot = slot;
+            // Without TLS, a connection is in its handshake until its first request.
+            let ended = handshaking.ended.clone();
+            let pending = Arc::new(Mutex::new(Some(handshaking)));
             // Each request of a connection carries the identity of its verified client
             // certificate, read once per connection.
             let svc = |peer: Option<ClientCertificate>| {
+                let pending = pending.clone();
                 hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    pending.lock().unwrap_or_else(|e| e.into_inner()).take();
                     let handle = handle.clone();
                     let mut req = req.map(Body::new);
                     if let Some(p) = &peer {
@@ -171,11 +253,14 @@ pub async fn serve<H, F>(
                 .keep_alive_timeout(H2_PING);
             match acceptor {
                 Some(acc) => {
-                    let Ok(Ok(tls)) =
-                        tokio::time::timeout(HANDSHAKE_TIMEOUT, acc.accept(tcp)).await
-                    else {
+                    let tls = tokio::select! {
+                        tls = tokio::time::timeout(deadline, acc.accept(tcp)) => tls,
+                        _ = ended.notified() => return,
+                    };
+                    let Ok(Ok(tls)) = tls else {
                         return;
                     };
+                    pending.lock().unwrap_or_else(|e| e.into_inner()).take();
                     let peer = tls
                         .get_ref()
                         .1
@@ -188,7 +273,12 @@ pub async fn serve<H, F>(
                 }
                 None => {
                     let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc(None));
-                    tokio::select! { _ = conn => {}, _ = stop.changed() => {} }
+                    // `ended` fires only while no request has come yet.
+                    tokio::select! {
+                        _ = conn => {},
+                        _ = stop.changed() => {},
+                        _ = ended.notified() => {},
+                    }
                 }
             }
         });
@@ -210,16 +300,58 @@ mod tests {
         let limits = Limits {
             total: 3,
             per_source: 2,
+            handshaking: 3,
         };
         let a: IpAddr = [10, 0, 0, 1].into();
         let b: IpAddr = [10, 0, 0, 2].into();
-        let a1 = admit(&counts, limits, a).expect("a1");
-        let _a2 = admit(&counts, limits, a).expect("a2");
-        assert!(admit(&counts, limits, a).is_none(), "per source");
-        let _b1 = admit(&counts, limits, b).expect("b1");
-        assert!(admit(&counts, limits, b).is_none(), "in all");
+        // Connections past their handshake: only their slot is held.
+        let done = |source| admit(&counts, limits, source).map(|(slot, _, _)| slot);
+        let a1 = done(a).expect("a1");
+        let _a2 = done(a).expect("a2");
+        assert!(done(a).is_none(), "per source");
+        let _b1 = done(b).expect("b1");
+        assert!(done(b).is_none(), "in all");
         drop(a1);
-        assert!(admit(&counts, limits, b).is_some(), "a slot came back");
+        assert!(done(b).is_some(), "a slot came back");
+    }
+
+    #[test]
+    fn connections_in_their_handshake_leave_room_for_those_done() {
+        let counts = Arc::new(Mutex::new(Counts::default()));
+        let limits = Limits {
+            total: 8,
+            per_source: 8,
+            handshaking: 4,
+        };
+        let a: IpAddr = [127, 0, 0, 1].into();
+        let idle: Vec<_> = (0..4).map(|_| admit(&counts, limits, a).unwrap()).collect();
+        assert_eq!(idle[0].2, HANDSHAKE_TIMEOUT);
+        assert_eq!(idle[3].2, HANDSHAKE_TIMEOUT_UNDER_PRESSURE);
+        // A fifth ends the oldest handshake to take its place.
+        let fifth = admit(&counts, limits, a).expect("room was made");
+        let ended = idle[0].1.ended.clone();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                tokio::time::timeout(Duration::from_secs(1), ended.notified())
+                    .await
+                    .expect("the oldest handshake was told to end")
+            });
+        // Connections past their handshake keep their slot: once every slot is held by one,
+        // nothing more is admitted.
+        let (slots, handshakes): (Vec<_>, Vec<_>) = std::iter::once(fifth)
+            .chain(idle)
+            .map(|(s, h, _)| (s, h))
+            .unzip();
+        drop(handshakes);
+        let mut more = Vec::new();
+        while let Some((slot, h, _)) = admit(&counts, limits, a) {
+            drop(h);
+            more.push(slot);
+        }
+        assert_eq!(slots.len() + more.len(), 8, "{} more", more.len());
     }
 
     #[test]

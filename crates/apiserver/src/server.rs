@@ -73,6 +73,9 @@ pub enum ServeError {
     /// The static token file could not be used.
     #[error("{0}")]
     TokenFile(#[from] crate::auth::tokenfile::TokenFileError),
+    /// Another process holds the data directory.
+    #[error("{0}")]
+    Locked(#[from] crate::lock::LockError),
     /// Listening or the data directory failed.
     #[error("{what}: {source}")]
     Io {
@@ -176,6 +179,8 @@ pub struct ApiServer {
     state: Arc<ServerState>,
     shutdown: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
+    /// Held while the server lives: one process per data directory.
+    _lock: Option<crate::lock::DataDirLock>,
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError {
@@ -198,10 +203,14 @@ pub fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
 impl ApiServer {
     /// Opens the store, writes credentials and kubeconfig, and starts serving.
     pub async fn start(config: Config) -> Result<ApiServer, ServeError> {
-        if let Some(dir) = &config.data_dir {
-            private_dir(dir)
-                .map_err(io_err(format!("creating data directory {}", dir.display())))?;
-        }
+        let lock = match &config.data_dir {
+            Some(dir) => {
+                private_dir(dir)
+                    .map_err(io_err(format!("creating data directory {}", dir.display())))?;
+                Some(crate::lock::DataDirLock::acquire(dir)?)
+            }
+            None => None,
+        };
         let store = Arc::new(
             Store::open(config.data_dir.as_deref())?.with_log_limits(config.watch_history),
         );
@@ -274,6 +283,7 @@ impl ApiServer {
             state,
             shutdown,
             task,
+            _lock: lock,
         })
     }
 

@@ -13,6 +13,7 @@ mod install;
 mod kubeconfig;
 mod kustomize;
 mod logging;
+mod process;
 mod up;
 mod workload_clusters;
 
@@ -208,8 +209,48 @@ fn limit_malloc_arenas() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn limit_malloc_arenas() {}
 
+/// The commands that serve (and so keep SIGPIPE ignored): the first argument that is not a
+/// global option names the command.
+fn serves() -> bool {
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--log-level" => {
+                args.next();
+            }
+            s if s.starts_with('-') => {}
+            s => return matches!(s, "up" | "apiserver" | "controllers"),
+        }
+    }
+    false
+}
+
+/// A write to a closed standard output from a server's `println!` ends the process quietly
+/// (SIGPIPE's default action, as for every other command) instead of printing a panic.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> std::process::ExitCode {
     limit_malloc_arenas();
+    process::raise_open_file_limit();
+    if serves() {
+        quiet_on_closed_stdout();
+    } else {
+        process::end_quietly_on_closed_output();
+    }
     // `tidegate helm …` speaks as helm does: its output, and `Error: …` on failure.
     if std::env::args().nth(1).as_deref() == Some("helm") {
         let cli = Cli::parse();
@@ -225,6 +266,7 @@ fn main() -> std::process::ExitCode {
     }
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if process::is_broken_pipe(&e) => std::process::ExitCode::from(141),
         Err(e) => {
             flux::failure(&flux::one_line(&e));
             std::process::ExitCode::FAILURE
@@ -296,7 +338,7 @@ fn run() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         match command {
             Command::Up(args) => up::run(args).await,
             Command::Cluster(c) => workload_clusters::run(c).await,
@@ -331,5 +373,9 @@ fn run() -> anyhow::Result<()> {
             | Command::Build(_)
             | Command::Completion { .. } => Ok(()),
         }
-    })
+    });
+    // Work still running on the blocking pool (a request whose client went away) must not
+    // keep a stopped process alive: it gets a moment, then the process ends without it.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    result
 }

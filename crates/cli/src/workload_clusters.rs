@@ -17,7 +17,7 @@ pub struct Common {
     #[command(flatten)]
     cluster: ClusterArgs,
     /// Namespace of the Cluster objects.
-    #[arg(short = 'n', long, default_value = workloads::DEFAULT_NAMESPACE)]
+    #[arg(short = 'n', long, default_value = workloads::DEFAULT_NAMESPACE, value_parser = crate::flux::namespace_name)]
     namespace: String,
     /// How long to wait.
     #[arg(long, default_value = "2m", value_parser = tidegate_core::duration::parse)]

@@ -45,9 +45,12 @@ impl Default for UserInfo {
     }
 }
 
-/// Whether the query asks for a watch (`watch=true` or `watch=1`).
+/// Whether the query asks for a watch: a `watch` parameter other than `false` or `0`, as
+/// kube-apiserver's request info reads it.
 fn watch_query(query: &str) -> bool {
-    form_urlencoded::parse(query.as_bytes()).any(|(k, v)| k == "watch" && (v == "true" || v == "1"))
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == "watch")
+        .is_some_and(|(_, v)| crate::rest::listoptions::go_bool(&v))
 }
 
 impl Attributes {

@@ -70,18 +70,10 @@ fn decode_continue(token: &str, resource: &str) -> ApiResult<(u64, Key)> {
 /// Lists the collection.
 pub fn list(req: &Req) -> ApiResult<Response> {
     let sel = Selectors::from_req(req)?;
-    let limit = match req.q("limit") {
-        None | Some("") => None,
-        Some(l) => match l.parse::<i64>() {
-            Ok(n) if n > 0 => Some(n as usize),
-            Ok(_) => None,
-            Err(_) => {
-                return Err(ApiError::bad_request(format!(
-                    "limit: Invalid value: \"{l}\": must be an integer"
-                )));
-            }
-        },
-    };
+    let limit = super::listoptions::ListOptions::from_req(req, false)?
+        .limit
+        .filter(|n| *n > 0)
+        .map(|n| n as usize);
     let storage = req.storage();
     let (token_rv, after) = match req.q("continue") {
         Some(t) if !t.is_empty() => {

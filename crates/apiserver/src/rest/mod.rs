@@ -4,6 +4,7 @@ mod create;
 mod delete;
 mod get;
 mod list;
+pub mod listoptions;
 mod patch;
 mod pods;
 mod scale;
@@ -356,7 +357,7 @@ pub async fn handle(req: Req, method: Method, body: Body) -> ApiResult<Response>
     {
         return Err(ApiError::not_found_path());
     }
-    let watching = req.path.watch_prefix || matches!(req.q("watch"), Some("true") | Some("1"));
+    let watching = req.path.watch_prefix || req.q("watch").is_some_and(listoptions::go_bool);
     match (method.as_str(), name, sub.as_deref()) {
         ("GET", None, None) if watching => {
             require_verb(&req.res, "watch")?;

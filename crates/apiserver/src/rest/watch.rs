@@ -126,16 +126,9 @@ impl Watcher {
 pub async fn watch(req: Req) -> ApiResult<Response> {
     let sel = Selectors::from_req(&req)?;
     let rv_param = req.q("resourceVersion").unwrap_or("").to_string();
-    let send_initial = match req.q("sendInitialEvents") {
-        Some("true") => true,
-        Some("false") | None | Some("") => false,
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "sendInitialEvents: Invalid value: \"{other}\""
-            )));
-        }
-    };
-    let bookmarks = req.q("allowWatchBookmarks") == Some("true");
+    let options = super::listoptions::ListOptions::from_req(&req, true)?;
+    let send_initial = options.send_initial_events == Some(true);
+    let bookmarks = options.allow_watch_bookmarks;
     if send_initial && !bookmarks {
         return Err(ApiError::invalid(
             "meta.k8s.io",
@@ -147,10 +140,10 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
             )],
         ));
     }
-    let timeout = req
-        .q("timeoutSeconds")
-        .and_then(|t| t.parse::<u64>().ok())
-        .unwrap_or(DEFAULT_TIMEOUT);
+    let timeout = options
+        .timeout_seconds
+        .filter(|t| *t > 0)
+        .map_or(DEFAULT_TIMEOUT, |t| t as u64);
     let storage = req.storage();
     let namespace = req.path.namespace.clone().filter(|_| req.res.namespaced);
     let store = req.state.store.clone();

@@ -236,7 +236,45 @@ pub(super) fn interval(text: &str) -> anyhow::Result<String> {
     Ok(tidegate_core::duration::format(d))
 }
 
+/// The scheme of `url` as Go's `url.Parse` finds it (lower-cased; empty when there is none),
+/// or its error.
+fn go_url_scheme(url: &str) -> Result<String, String> {
+    for (i, c) in url.char_indices() {
+        match c {
+            'a'..='z' | 'A'..='Z' => {}
+            '0'..='9' | '+' | '-' | '.' if i > 0 => {}
+            ':' if i == 0 => {
+                return Err(format!("parse \"{url}\": missing protocol scheme"));
+            }
+            ':' => return Ok(url[..i].to_ascii_lowercase()),
+            _ => return Ok(String::new()),
+        }
+    }
+    Ok(String::new())
+}
+
+/// Refuses a Git URL `flux create source git` refuses: one that does not parse, or whose
+/// scheme Tidegate cannot fetch (Flux's ssh, http and https, and Tidegate's git and file).
+fn check_git_url(url: &str) -> anyhow::Result<()> {
+    if url.is_empty() {
+        anyhow::bail!("url is required");
+    }
+    if url.chars().any(|c| c.is_ascii_control()) {
+        anyhow::bail!(
+            "git URL parse failed: parse {url:?}: net/url: invalid control character in URL"
+        );
+    }
+    let scheme = go_url_scheme(url).map_err(|e| anyhow::anyhow!("git URL parse failed: {e}"))?;
+    if !matches!(scheme.as_str(), "ssh" | "http" | "https" | "git" | "file") {
+        anyhow::bail!(
+            "git URL scheme '{scheme}' not supported, can be: ssh, http, https, git and file"
+        );
+    }
+    Ok(())
+}
+
 fn git_object(a: &GitArgs) -> anyhow::Result<Value> {
+    check_git_url(&a.url)?;
     let mut spec = Map::new();
     spec.insert("interval".into(), json!(interval(&a.interval)?));
     spec.insert("ref".into(), a.reference.spec_ref());
@@ -571,6 +609,72 @@ mod tests {
     struct T {
         #[command(subcommand)]
         what: What,
+    }
+
+    #[test]
+    fn create_source_git_refuses_what_flux_refuses() {
+        let err = |url: &str| {
+            let t = T::try_parse_from([
+                "create", "source", "git", "x", "--url", url, "--branch", "main",
+            ])
+            .unwrap();
+            let What::Source(SourceWhat::Git(a)) = t.what else {
+                unreachable!()
+            };
+            git_object(&a).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err("not a url"),
+            "git URL scheme '' not supported, can be: ssh, http, https, git and file"
+        );
+        assert_eq!(
+            err("ftp://example.com/r.git"),
+            "git URL scheme 'ftp' not supported, can be: ssh, http, https, git and file"
+        );
+        assert_eq!(
+            err("://x"),
+            "git URL parse failed: parse \"://x\": missing protocol scheme"
+        );
+        assert_eq!(err(""), "url is required");
+        for ok in [
+            "https://github.com/stefanprodan/podinfo",
+            "HTTPS://github.com/x",
+            "ssh://git@github.com/x/y",
+            "git://127.0.0.1/r.git",
+            "file:///srv/r.git",
+        ] {
+            let t = T::try_parse_from([
+                "create", "source", "git", "x", "--url", ok, "--branch", "main",
+            ])
+            .unwrap();
+            let What::Source(SourceWhat::Git(a)) = t.what else {
+                unreachable!()
+            };
+            git_object(&a).unwrap();
+        }
+    }
+
+    #[test]
+    fn namespaces_are_checked_as_kube_checks_them() {
+        let e = T::try_parse_from([
+            "create",
+            "source",
+            "git",
+            "x",
+            "-n",
+            "Bad NS!",
+            "--url",
+            "https://x",
+        ])
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(
+            e.contains(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters"
+            ),
+            "{e}"
+        );
     }
 
     fn exported(args: &[&str]) -> String {

@@ -38,11 +38,18 @@ pub struct Global {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// The namespace scope of the operation.
-    #[arg(short = 'n', long, default_value = "flux-system")]
+    #[arg(short = 'n', long, default_value = "flux-system", value_parser = namespace_name)]
     pub namespace: String,
     /// How long to wait for the operation.
     #[arg(long, default_value = "5m", value_parser = tidegate_core::duration::parse)]
     pub timeout: Duration,
+}
+
+/// A `--namespace` value, refused with kube's message when it cannot name a namespace (it
+/// would otherwise reach the server as a malformed URL).
+pub fn namespace_name(value: &str) -> Result<String, String> {
+    tidegate_core::labels::validate_namespace_name(value)?;
+    Ok(value.to_string())
 }
 
 /// Whether stderr is a terminal (and `NO_COLOR` is unset): only then are symbols coloured.
