@@ -152,7 +152,8 @@ async fn hostile_requests_get_clear_answers_and_store_nothing() {
 }
 
 /// A watch asking for more seconds than a clock holds streams like any other (the deadline
-/// overflowed and panicked the request task).
+/// overflowed and panicked the request task); past what Go's `strconv.ParseInt` reads, it is
+/// kube-apiserver's 400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_with_an_enormous_timeout_streams() {
     let t = common::start().await;
@@ -160,6 +161,17 @@ async fn a_watch_with_an_enormous_timeout_streams() {
     let req = axum::http::Request::builder()
         .uri(format!(
             "{CMS}?watch=true&timeoutSeconds=18446744073709551615"
+        ))
+        .body(Vec::new())
+        .expect("request");
+    let resp = client
+        .send(req.map(kube::client::Body::from))
+        .await
+        .expect("an answer");
+    assert_eq!(resp.status(), 400);
+    let req = axum::http::Request::builder()
+        .uri(format!(
+            "{CMS}?watch=true&timeoutSeconds=9223372036854775807"
         ))
         .body(Vec::new())
         .expect("request");

@@ -385,7 +385,8 @@ fn flux_verbs_get_reconcile_suspend_resume_against_up() {
 #[test]
 fn flux_verbs_create_export_delete_against_up() {
     let dir = tempfile::tempdir().unwrap();
-    let up = up_example(dir.path());
+    // The GitRepository created below reads a repository on this machine.
+    let up = up_example_with(dir.path(), &["--allow-file-urls"]);
     let kc = up.kubeconfig.clone();
     let repo = git_support::Repo::new();
     let fixture =

@@ -21,7 +21,13 @@ impl Env {
     fn start() -> Env {
         let dir = tempfile::tempdir().unwrap();
         let port = git_support::free_port();
-        let up = up(&dir.path().join("data"), port, &["--clusters", "3"], true);
+        // A test below reads a fleet repository on this machine (`file://`).
+        let up = up(
+            &dir.path().join("data"),
+            port,
+            &["--clusters", "3", "--allow-file-urls"],
+            true,
+        );
         Env { up, dir }
     }
 

@@ -163,6 +163,8 @@ pub async fn start(split: bool, concurrency: &str, free_port: impl Fn() -> u16) 
                 format!("127.0.0.1:{metrics_port}"),
                 "--concurrent".into(),
                 concurrency.into(),
+                // The bench's GitRepository reads a local repository.
+                "--allow-file-urls".into(),
             ],
             false,
         )

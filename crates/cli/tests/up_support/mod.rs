@@ -71,6 +71,23 @@ pub fn up(data: &Path, port: u16, args: &[&str], wait_for_line: bool) -> Up {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        // The toolkit's kinds are served once up has installed its CRDs, a moment after the
+        // server answers: a test creating them at once raced that.
+        while !kubectl_ok(
+            &up.kubeconfig,
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                "crd/gitrepositories.source.toolkit.fluxcd.io",
+                "crd/imagerepositories.image.toolkit.fluxcd.io",
+                "crd/kustomizations.kustomize.toolkit.fluxcd.io",
+                "crd/helmreleases.helm.toolkit.fluxcd.io",
+            ],
+        ) {
+            assert!(Instant::now() < deadline, "up did not install its CRDs");
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
     // Keep draining stdout so the child never blocks on a full pipe.
     std::thread::spawn(move || while rx.recv().is_ok() {});
@@ -79,10 +96,17 @@ pub fn up(data: &Path, port: u16, args: &[&str], wait_for_line: bool) -> Up {
 
 /// `tidegate up --example` with its data in `dir`, on a free port, converged.
 pub fn up_example(dir: &Path) -> Up {
+    up_example_with(dir, &[])
+}
+
+/// `tidegate up --example` with more flags, converged.
+pub fn up_example_with(dir: &Path, flags: &[&str]) -> Up {
+    let mut args = vec!["--example"];
+    args.extend(flags);
     let up = up(
         &dir.join("data"),
         crate::git_support::free_port(),
-        &["--example"],
+        &args,
         true,
     );
     wait_until("the example to converge", || {

@@ -436,6 +436,43 @@ mod tests {
         }
     }
 
+    /// Random texts of YAML's indicators, deep enough to be scanned: whatever the check
+    /// refuses, the reader refuses too (a valid document is never refused for its brackets).
+    #[test]
+    fn nothing_the_reader_accepts_is_refused() {
+        const PIECES: [&str; 24] = [
+            "[", "[", "[", "{", "{", "]", "}", "'", "\"", "# ", "|\n", ">-\n", "- ", ": ", "\n",
+            "\n  ", "\n    ", "a", "b c", ",", "&x ", "*x", "? ", "\\",
+        ];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut refused = 0;
+        for _ in 0..3000 {
+            let mut text = String::new();
+            // A prefix deep enough that the check scans the whole text.
+            for _ in 0..(next() % 140) {
+                text.push('[');
+            }
+            for _ in 0..(next() % 400) {
+                text.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+            }
+            if check_nesting(&text).is_err() {
+                refused += 1;
+                let accepted = yaml_serde::Deserializer::from_str(&text).all(|doc| {
+                    crate::yaml::read_value(doc, text.len(), crate::yaml::Duplicates::LastWins)
+                        .is_ok()
+                });
+                assert!(!accepted, "refused, but the reader accepts: {text:?}");
+            }
+        }
+        assert!(refused > 100, "only {refused} texts were refused");
+    }
+
     #[test]
     fn what_the_parser_reads_as_structure_is_counted() {
         let open = "[".repeat(200);
