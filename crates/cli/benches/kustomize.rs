@@ -1,6 +1,7 @@
 //! `tidegate kustomize` against `kubectl kustomize` (kustomize v5.5): wall time and peak memory
 //! of one process per build on (a) a small app, (b) a generated overlay of 2,000 objects with
-//! generators, patches, a prefix and labels, and (c) 50 independent overlays built at once.
+//! generators, patches, a prefix and labels, (c) 50 independent overlays built at once, and
+//! (d) one root including 300 kustomization directories.
 //! Run with `cargo bench -p tidegate --bench kustomize`; figures go to docs/benchmarks.md.
 
 mod support;
@@ -68,12 +69,32 @@ fn big_overlay(root: &Path) -> PathBuf {
     root.join("overlay")
 }
 
+/// (d) 300 kustomization directories `a0`…`a299`, each `resources: [cm.yaml]`, included by
+/// one root: every directory's configuration is merged into its parent's.
+fn many_directories(root: &Path) -> PathBuf {
+    let mut k = String::from("resources:\n");
+    for i in 0..300 {
+        write(
+            &root.join(format!("dirs/a{i}/cm.yaml")),
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\ndata: {{k: v}}\n"),
+        );
+        write(
+            &root.join(format!("dirs/a{i}/kustomization.yaml")),
+            "resources: [cm.yaml]\n",
+        );
+        k.push_str(&format!("- a{i}\n"));
+    }
+    write(&root.join("dirs/kustomization.yaml"), &k);
+    root.join("dirs")
+}
+
 fn main() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../kustomize/tests/fixtures/features/app-podinfo-production");
     let small = fixtures.join("overlays/production");
     let tmp = tempfile::tempdir().expect("tempdir");
     let big = big_overlay(tmp.path());
+    let dirs = many_directories(tmp.path());
     let rounds = 5;
     println!(
         "case                         tidegate         kubectl          ratio (kubectl/tidegate)"
@@ -81,6 +102,7 @@ fn main() {
     for (name, dir) in [
         ("(a) small app", &small),
         ("(b) 2,000-object overlay", &big),
+        ("(d) 300 directories", &dirs),
     ] {
         let root = if name.starts_with("(a)") {
             fixtures.clone()

@@ -14,7 +14,7 @@ use crate::kustomization::FieldSpec as RawSpec;
 use crate::resource::Gvk;
 
 /// A field specification, with its path split.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FieldSpec {
     /// Group to match; empty matches any.
     pub group: String,
@@ -320,14 +320,20 @@ impl Config {
         }
     }
 
-    /// Adds another configuration's specs (duplicates are dropped).
+    /// Adds another configuration's specs (duplicates are dropped), in time linear in the
+    /// number of specs: every kustomization directory of a build merges its configuration
+    /// (the built-in one at least) into its parent's.
     pub fn merge(&mut self, other: &Config) {
         fn add(into: &mut Vec<FieldSpec>, from: &[FieldSpec]) {
-            for s in from {
-                if !into.contains(s) {
-                    into.push(s.clone());
-                }
+            // Most often `from` is what `into` starts with (both the built-in configuration).
+            if from.len() <= into.len() && into[..from.len()] == *from {
+                return;
             }
+            let fresh: Vec<FieldSpec> = {
+                let mut known: std::collections::HashSet<&FieldSpec> = into.iter().collect();
+                from.iter().filter(|s| known.insert(*s)).cloned().collect()
+            };
+            into.extend(fresh);
         }
         add(&mut self.name_prefix, &other.name_prefix);
         add(&mut self.name_suffix, &other.name_suffix);
@@ -340,10 +346,19 @@ impl Config {
         add(&mut self.replicas, &other.replicas);
         add(&mut self.var_reference, &other.var_reference);
         add(&mut self.labels, &other.labels);
+        let mut by_gvk: std::collections::HashMap<Gvk, usize> = self
+            .name_reference
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.gvk.clone(), i))
+            .collect();
         for b in &other.name_reference {
-            match self.name_reference.iter_mut().find(|x| x.gvk == b.gvk) {
-                Some(x) => add(&mut x.referrers, &b.referrers),
-                None => self.name_reference.push(b.clone()),
+            match by_gvk.get(&b.gvk) {
+                Some(&i) => add(&mut self.name_reference[i].referrers, &b.referrers),
+                None => {
+                    by_gvk.insert(b.gvk.clone(), self.name_reference.len());
+                    self.name_reference.push(b.clone());
+                }
             }
         }
     }

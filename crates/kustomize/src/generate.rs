@@ -46,20 +46,12 @@ pub fn generate(
             format!("{what}: an entry needs a name"),
         ));
     }
+    // kustomize's NewGenerationBehavior: any other word (`add`) is "unspecified", which the
+    // accumulator treats as create.
     let behavior = match args.behavior.as_str() {
-        "" | "create" => Behavior::Create,
         "merge" => Behavior::Merge,
         "replace" => Behavior::Replace,
-        other => {
-            return Err(Error::in_file(
-                ErrorKind::Invalid,
-                file,
-                format!(
-                    "{what} {:?}: unknown behavior {other:?} (create, merge or replace)",
-                    args.name
-                ),
-            ));
-        }
+        _ => Behavior::Create,
     };
     let mut pairs: Vec<(String, Vec<u8>)> = Vec::new();
     let mut envs = args.envs.clone();

@@ -336,6 +336,34 @@ pub(crate) fn string_map<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Er
 where
     D: Deserializer<'de>,
 {
+    // As Go's encoding/json decodes into map[string]string: a number or a boolean (YAML 1.1
+    // reads `y`, `yes`, `on` as true) is refused, not turned into text.
+    let raw = Option::<BTreeMap<String, Value>>::deserialize(d)?.unwrap_or_default();
+    raw.into_iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k, s)),
+            Value::Null => Ok((k, String::new())),
+            other => {
+                let kind = match other {
+                    Value::Bool(_) => "bool",
+                    Value::Number(_) => "number",
+                    Value::Array(_) => "array",
+                    _ => "object",
+                };
+                Err(serde::de::Error::custom(format!(
+                    "json: cannot unmarshal {kind} into the string value of {k:?} (quote it: YAML 1.1 reads y, yes, on and true as booleans)"
+                )))
+            }
+        })
+        .collect()
+}
+
+/// A string map as go-yaml decodes it into a Go `map[string]string` (built-in plugins'
+/// configurations): a number or a boolean becomes its text.
+pub(crate) fn scalar_string_map<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: Deserializer<'de>,
+{
     let raw = Option::<BTreeMap<String, Value>>::deserialize(d)?.unwrap_or_default();
     raw.into_iter()
         .map(|(k, v)| match v {

@@ -146,9 +146,9 @@ struct Meta {
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 struct MapConfig {
-    #[serde(deserialize_with = "crate::kustomization::string_map")]
+    #[serde(deserialize_with = "crate::kustomization::scalar_string_map")]
     labels: BTreeMap<String, String>,
-    #[serde(deserialize_with = "crate::kustomization::string_map")]
+    #[serde(deserialize_with = "crate::kustomization::scalar_string_map")]
     annotations: BTreeMap<String, String>,
     field_specs: Vec<PluginSpec>,
 }

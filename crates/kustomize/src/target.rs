@@ -191,11 +191,13 @@ impl Builder {
                 .get("config.kubernetes.io/local-config")
                 .is_none_or(|v| v.as_str() == Some("false"))
         });
+        // kustomize's internal annotations are removed at the end of a build, and an
+        // `annotations` left empty (or null from the start) goes with them.
         for r in &mut acc.res.resources {
             if let Some(Value::Object(meta)) = r.obj.get_mut("metadata")
                 && meta
                     .get("annotations")
-                    .is_some_and(|a| a.as_object().is_some_and(Map::is_empty))
+                    .is_some_and(|a| a.is_null() || a.as_object().is_some_and(Map::is_empty))
             {
                 meta.remove("annotations");
             }

@@ -452,3 +452,27 @@ fn a_kustomization_declaring_no_resources_builds_empty() {
     let built = b.build(tmp.path()).expect("builds");
     assert_eq!(built.to_yaml(), "");
 }
+
+/// Go decodes `commonLabels` into a map of strings: a YAML 1.1 boolean (`y`) or a number is
+/// refused there, by kubectl and here, not labelled as text.
+#[test]
+fn booleans_and_numbers_in_string_maps_are_refused() {
+    for value in ["y", "true", "1", "on"] {
+        let files = [
+            ("cm.yaml", CM),
+            (
+                "kustomization.yaml",
+                &*format!("resources: [cm.yaml]\ncommonLabels: {{x: {value}}}\n"),
+            ),
+        ];
+        let tmp = tempfile::tempdir().expect("tempdir");
+        write(tmp.path(), &files);
+        let reference = kubectl_kustomize(tmp.path()).expect_err(value);
+        assert!(reference.contains("cannot unmarshal"), "{reference}");
+        let e = build_err(&files, ".");
+        assert!(
+            e.to_string().contains("cannot unmarshal") && e.to_string().contains("\"x\""),
+            "{value}: {e}"
+        );
+    }
+}
