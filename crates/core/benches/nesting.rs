@@ -42,7 +42,8 @@ fn main() {
         "| text | bytes | before (parser, then recursion limit) | after (nesting check first) |"
     );
     println!("| --- | ---: | ---: | ---: |");
-    let shapes: [(&str, fn(usize) -> String); 3] = [
+    type Shape = (&'static str, fn(usize) -> String);
+    let shapes: [Shape; 3] = [
         ("`[[[…]]]`", |d| {
             format!("{}{}", "[".repeat(d), "]".repeat(d))
         }),
