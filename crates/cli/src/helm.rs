@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use tidegate_helm::action::{TemplateOptions, ValueOptions, template};
+use tidegate_helm::action::{TemplateOptions, ValueOptions, template_logged};
 
 /// `tidegate helm …`.
 #[derive(clap::Subcommand)]
@@ -139,7 +139,12 @@ pub fn run(cmd: Helm) -> Result<(), String> {
     }
     // One render and the process ends: its memory goes back to the system with it.
     tidegate_helm::set_one_shot();
-    let out = template(&path, &opts).map_err(|e| e.to_string())?;
-    print!("{out}");
+    let mut log = Vec::new();
+    let out = template_logged(&path, &opts, &mut log);
+    // What helm logs goes to standard error first, whether the render failed or not.
+    for warning in &log {
+        eprintln!("{warning}");
+    }
+    print!("{}", out.map_err(|e| e.to_string())?);
     Ok(())
 }

@@ -8,16 +8,39 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// helm v4.1.4, which must be installed.
 fn helm() -> PathBuf {
-    if let Ok(p) = std::env::var("TIDEGATE_HELM4") {
-        return PathBuf::from(p);
+    let helm = match std::env::var("TIDEGATE_HELM4") {
+        Ok(p) => PathBuf::from(p),
+        Err(_) => std::env::var("TIDEGATE_TOOLS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| {
+                PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                    .join(".cache/tidegate-tools")
+            })
+            .join("helm-v4.1.4/helm"),
+    };
+    assert!(
+        helm.exists(),
+        "helm v4.1.4 is missing at {} (scripts/install-test-tools.sh installs it)",
+        helm.display()
+    );
+    helm
+}
+
+/// `helm` (with its caches under `scratch`) or `tidegate helm`.
+fn command(who: &str, helm: &Path, scratch: &Path) -> Command {
+    if who == "helm" {
+        let mut c = Command::new(helm);
+        c.env("HELM_CACHE_HOME", scratch.join("cache"))
+            .env("HELM_CONFIG_HOME", scratch.join("config"))
+            .env("HELM_DATA_HOME", scratch.join("data"));
+        c
+    } else {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tidegate"));
+        c.arg("helm");
+        c
     }
-    let tools = std::env::var("TIDEGATE_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/tidegate-tools")
-        });
-    tools.join("helm-v4.1.4/helm")
 }
 
 fn corpus() -> PathBuf {
@@ -84,11 +107,6 @@ fn same(a: &str, b: &str) -> bool {
 #[test]
 fn flags_as_helm() {
     let helm = helm();
-    assert!(
-        helm.exists(),
-        "helm v4.1.4 is missing at {} (scripts/install-test-tools.sh installs it)",
-        helm.display()
-    );
     let charts = [
         "podinfo-podinfo",
         "ingress-nginx-ingress-nginx",
@@ -139,17 +157,7 @@ fn flags_as_helm() {
                         .iter()
                         .map(|a| a.replace("OUT", &out_dir.display().to_string()))
                         .collect();
-                    let mut cmd = if who == "helm" {
-                        let mut c = Command::new(&helm);
-                        c.env("HELM_CACHE_HOME", scratch.join("cache"))
-                            .env("HELM_CONFIG_HOME", scratch.join("config"))
-                            .env("HELM_DATA_HOME", scratch.join("data"));
-                        c
-                    } else {
-                        let mut c = Command::new(env!("CARGO_BIN_EXE_tidegate"));
-                        c.arg("helm");
-                        c
-                    };
+                    let mut cmd = command(who, &helm, &scratch);
                     cmd.arg("template");
                     if with_name {
                         cmd.arg("rel");
@@ -180,4 +188,44 @@ fn flags_as_helm() {
         problems.len(),
         problems.join("\n")
     );
+}
+
+/// What helm logs while rendering (`level=WARN msg="this chart is deprecated"`, values that do
+/// not coalesce, conditions and tags that are not booleans, missing import tables) is written
+/// on standard error as helm writes it, before the output or the error.
+#[test]
+fn warnings_on_standard_error_as_helm() {
+    let helm = helm();
+    let charts = [
+        "helm-deprecated",
+        "grafana-loki-stack",
+        "bitnami-keycloak",
+        "quirk-dependency-warnings",
+    ];
+    let scratch = std::env::temp_dir().join(format!("tidegate-helm-warn-{}", std::process::id()));
+    let mut problems = Vec::new();
+    let mut warned = 0;
+    for chart in charts {
+        let path = corpus().join(chart);
+        let mut results = Vec::new();
+        for who in ["helm", "tidegate"] {
+            let mut cmd = command(who, &helm, &scratch);
+            cmd.args(["template", "rel"]).arg(&path);
+            results.push(run(&mut cmd, &scratch.join("none")));
+        }
+        if results[0].contains("level=") {
+            warned += 1;
+        }
+        if results[0] != results[1] && !same(&results[0], &results[1]) {
+            let stderr = |r: &str| r.split("|stderr|").nth(1).unwrap_or_default().to_string();
+            problems.push(format!(
+                "{chart}:\n  helm: {:?}\n  ours: {:?}",
+                stderr(&results[0]),
+                stderr(&results[1])
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!(warned, charts.len(), "every chart makes helm log something");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

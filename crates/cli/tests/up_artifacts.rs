@@ -176,6 +176,26 @@ fn the_kustomize_helm_example_shape_converges_through_external_artifacts() {
     });
     assert_eq!(revision("apps"), apps);
     assert_eq!(revision("infrastructure"), infra);
+    // An ExternalArtifact has no controller of its own to ask: `--with-source` fails at once,
+    // as flux does, instead of waiting for the timeout.
+    let started = std::time::Instant::now();
+    let (code, _, err) = tidegate(
+        &kc,
+        &[
+            "reconcile",
+            "ks",
+            "apps",
+            "--with-source",
+            "-n",
+            "flux-system",
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("cannot reconcile source of kind ExternalArtifact"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
     // `get sources external` and `get artifact generators` list them.
     let (code, out, err) = tidegate(&kc, &["get", "sources", "external", "-n", "flux-system"]);
     assert_eq!(code, 0, "{err}");

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::chart::{self, Chart};
 use crate::engine::{self, Capabilities, KubeVersion, ReleaseOptions, RenderOptions};
+use crate::log::Warning;
 use crate::release::{self, Hook, Manifest};
 use crate::template::value::{MapKind, Value};
 use crate::values::{self, Values, new_map, strvals};
@@ -230,19 +231,31 @@ pub struct Rendered {
     /// loaded chart (not copied: kube-prometheus-stack carries 5 MB of them).
     pub crds: Vec<(String, bytes::Bytes)>,
     pub notes: String,
-    /// Warnings Helm would log while coalescing values.
-    pub warnings: Vec<String>,
 }
 
 /// Loads, checks and renders a chart as `helm template` does.
 pub fn render_chart(chart_path: &Path, opts: &TemplateOptions) -> Result<Rendered, TemplateError> {
+    render_chart_logged(chart_path, opts, &mut Vec::new())
+}
+
+/// [`render_chart`], with what helm logs on the way (its deprecation notice, values that do
+/// not coalesce, conditions that are not booleans) added to `log` as it happens, the failure
+/// or not.
+pub fn render_chart_logged(
+    chart_path: &Path,
+    opts: &TemplateOptions,
+    log: &mut Vec<Warning>,
+) -> Result<Rendered, TemplateError> {
     let mut chart = chart::load(chart_path).map_err(|e| plain(e.0))?;
-    check_dependencies(&chart)?;
     if chart.is_library() {
         return Err(plain("library charts are not installable"));
     }
+    if chart.metadata.deprecated {
+        log.push(Warning::warn("this chart is deprecated", Vec::new()));
+    }
+    check_dependencies(&chart)?;
     let user = merge_values(&opts.values)?;
-    let r = render_loaded(&mut chart, &user, opts);
+    let r = render_loaded(&mut chart, &user, opts, log);
     crate::parallel::dispose(chart);
     r
 }
@@ -252,6 +265,7 @@ pub fn render_loaded(
     chart: &mut Chart,
     user: &Values,
     opts: &TemplateOptions,
+    log: &mut Vec<Warning>,
 ) -> Result<Rendered, TemplateError> {
     let kube_version = match &opts.kube_version {
         Some(v) => Some(
@@ -274,6 +288,7 @@ pub fn render_loaded(
         &caps,
         None,
         opts.skip_schema_validation,
+        log,
     )?;
     if !opts.include_crds {
         rendered.crds.clear();
@@ -283,7 +298,7 @@ pub fn render_loaded(
 
 /// Renders a chart for a release as Helm's install and upgrade actions do: the cluster's
 /// capabilities, the release's revision, `lookup` answered by `lookup`. CRD files are returned
-/// with the render, for the caller's CRD policy.
+/// with the render, for the caller's CRD policy. What helm would log is added to `warnings`.
 pub fn render_release(
     chart: &mut Chart,
     user: &Values,
@@ -291,11 +306,11 @@ pub fn render_release(
     caps: &Capabilities,
     lookup: Option<std::rc::Rc<dyn engine::Lookup>>,
     skip_schema_validation: bool,
+    warnings: &mut Vec<Warning>,
 ) -> Result<Rendered, TemplateError> {
-    let mut warnings = Vec::new();
     validate_release_name(&release.name)?;
-    chart::process_dependencies(chart, user, &mut warnings).map_err(plain)?;
-    let coalesced = values::coalesce(chart, user, false, &mut warnings).map_err(plain)?;
+    chart::process_dependencies(chart, user, warnings).map_err(plain)?;
+    let coalesced = values::coalesce(chart, user, false, warnings).map_err(plain)?;
     if !skip_schema_validation {
         let json = Value::Map(coalesced.clone(), MapKind::Any)
             .to_json_value()
@@ -348,7 +363,6 @@ pub fn render_release(
         hooks,
         crds,
         notes,
-        warnings,
     })
 }
 
@@ -413,7 +427,16 @@ fn write_to_file(
 
 /// `helm template CHART`: the text Helm prints to standard output.
 pub fn template(chart_path: &Path, opts: &TemplateOptions) -> Result<String, TemplateError> {
-    let rendered = render_chart(chart_path, opts)?;
+    template_logged(chart_path, opts, &mut Vec::new())
+}
+
+/// [`template`], with what helm logs on standard error added to `log`.
+pub fn template_logged(
+    chart_path: &Path,
+    opts: &TemplateOptions,
+    log: &mut Vec<Warning>,
+) -> Result<String, TemplateError> {
+    let rendered = render_chart_logged(chart_path, opts, log)?;
     let r = print(&rendered, opts);
     crate::parallel::dispose(rendered);
     r

@@ -4,6 +4,7 @@
 pub mod action;
 pub mod chart;
 pub mod engine;
+pub mod log;
 pub mod release;
 pub mod repo;
 pub mod sprig;

@@ -191,7 +191,10 @@ fn run_case(c: &Case, failures: &mut Vec<String>) -> Result<(), String> {
         }
     }
     for w in &c.warnings {
-        if !warnings.contains(w) {
+        if !warnings
+            .iter()
+            .any(|x: &tidegate_helm::log::Warning| &x.message == w)
+        {
             failures.push(format!(
                 "{label}: missing warning {w:?}; warnings were {warnings:#?}"
             ));

@@ -7,8 +7,8 @@
 //! message) compared byte for byte.
 //!
 //! Masking: in charts whose templates call a function with a random or time-dependent result
-//! (`randAlphaNum`, `genCA`, `uuidv4`, `now`, …), PEM blocks and base64 runs of 40 or more
-//! characters are masked in both outputs, and two lines that still differ count as equal when
+//! (`randAlphaNum`, `genCA`, `uuidv4`, `now`, …), PEM blocks, bcrypt hashes (version and cost
+//! kept) and base64 runs of 40 or more characters are masked in both outputs, and two lines that still differ count as equal when
 //! they have the same shape (every letter, digit, `+` and `/` read as `x`). Other charts are compared
 //! unmasked. In charts that range over Sprig's `keys` unsorted (Go's random map order), helm's
 //! output varies from run to run: there ours must hold the same documents, in any order, as
@@ -20,6 +20,8 @@
 //! (`scripts/install-test-tools.sh` puts it there); without it the test fails. A second lane
 //! runs the corpus against helm v3.17.2 (`$TIDEGATE_HELM3`) with its own list of differences,
 //! `tests/corpus/KNOWN_DIFFERENCES_V3`: the changes between Helm 3 and Helm 4.
+
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,15 +56,7 @@ fn corpus() -> PathBuf {
 }
 
 fn helm(version: &str, env: &str) -> PathBuf {
-    if let Ok(p) = std::env::var(env) {
-        return PathBuf::from(p);
-    }
-    let tools = std::env::var("TIDEGATE_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/tidegate-tools")
-        });
-    tools.join(format!("helm-{version}/helm"))
+    common::helm_binary(version, env)
 }
 
 #[derive(Clone)]
@@ -220,7 +214,10 @@ fn uses_randomness(chart: &Path) -> bool {
 fn mask(text: &str) -> String {
     let pem = regex::Regex::new(r"(?s)-----BEGIN ([A-Z ]+)-----.*?-----END [A-Z ]+-----").unwrap();
     let b64 = regex::Regex::new(r"[A-Za-z0-9+/]{40,}={0,2}").unwrap();
+    // bcrypt's salt and hash (its own base64, with `.`): the version and the cost are kept.
+    let bcrypt = regex::Regex::new(r"(\$2[aby]?\$[0-9]{2}\$)[./A-Za-z0-9]{53}").unwrap();
     let text = pem.replace_all(text, "<PEM $1>");
+    let text = bcrypt.replace_all(&text, "$1<BCRYPT>");
     b64.replace_all(&text, "<B64>").into_owned()
 }
 

@@ -3,6 +3,8 @@
 //! HTTP server on loopback serves the referred documents, and helm v4.1.4 and Tidegate render
 //! the same charts against it. Standard output, or the error text, must be the same.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -11,15 +13,7 @@ use std::process::Command;
 use tidegate_helm::action::{TemplateOptions, ValueOptions, template};
 
 fn helm() -> PathBuf {
-    if let Ok(p) = std::env::var("TIDEGATE_HELM4") {
-        return PathBuf::from(p);
-    }
-    let tools = std::env::var("TIDEGATE_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/tidegate-tools")
-        });
-    tools.join("helm-v4.1.4/helm")
+    common::helm_binary("v4.1.4", "TIDEGATE_HELM4")
 }
 
 fn chart(dir: &Path, name: &str, schema: &str, values: &str) -> PathBuf {

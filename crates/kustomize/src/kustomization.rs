@@ -1,6 +1,8 @@
 //! The kustomization file: `kustomize.config.k8s.io/v1beta1` Kustomization and
 //! `v1alpha1` Component, with every field kustomize v5 reads. Unknown fields are errors.
 
+pub(crate) mod field_names;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer};
@@ -330,19 +332,39 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
-/// A map of strings where YAML numbers and booleans are taken as the text of their JSON form
-/// (`0755` is `"493"`), as kustomize takes them in plugin configurations.
+/// A kustomization's map of strings, as Go's `encoding/json` decodes a `map[string]string`: a
+/// number or a boolean (YAML 1.1 reads `y`, `yes`, `on` as true) is refused, not turned into
+/// text.
 pub(crate) fn string_map<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
 where
     D: Deserializer<'de>,
 {
-    // As Go's encoding/json decodes into map[string]string: a number or a boolean (YAML 1.1
-    // reads `y`, `yes`, `on` as true) is refused, not turned into text.
+    read_string_map(d, false)
+}
+
+/// A built-in plugin configuration's map of strings, as go-yaml decodes a Go
+/// `map[string]string`: a number or a boolean becomes its text (`0755` is `"493"`).
+pub(crate) fn scalar_string_map<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    read_string_map(d, true)
+}
+
+fn read_string_map<'de, D>(
+    d: D,
+    scalars_as_text: bool,
+) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: Deserializer<'de>,
+{
     let raw = Option::<BTreeMap<String, Value>>::deserialize(d)?.unwrap_or_default();
     raw.into_iter()
         .map(|(k, v)| match v {
             Value::String(s) => Ok((k, s)),
             Value::Null => Ok((k, String::new())),
+            Value::Number(n) if scalars_as_text => Ok((k, crate::yaml::go_json_number(&n))),
+            Value::Bool(b) if scalars_as_text => Ok((k, b.to_string())),
             other => {
                 let kind = match other {
                     Value::Bool(_) => "bool",
@@ -354,26 +376,6 @@ where
                     "json: cannot unmarshal {kind} into the string value of {k:?} (quote it: YAML 1.1 reads y, yes, on and true as booleans)"
                 )))
             }
-        })
-        .collect()
-}
-
-/// A string map as go-yaml decodes it into a Go `map[string]string` (built-in plugins'
-/// configurations): a number or a boolean becomes its text.
-pub(crate) fn scalar_string_map<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    let raw = Option::<BTreeMap<String, Value>>::deserialize(d)?.unwrap_or_default();
-    raw.into_iter()
-        .map(|(k, v)| match v {
-            Value::String(s) => Ok((k, s)),
-            Value::Number(n) => Ok((k, crate::yaml::go_json_number(&n))),
-            Value::Bool(b) => Ok((k, b.to_string())),
-            Value::Null => Ok((k, String::new())),
-            other => Err(serde::de::Error::custom(format!(
-                "value of {k:?} must be a string, not {other}"
-            ))),
         })
         .collect()
 }

@@ -257,6 +257,12 @@ impl Resource {
             .insert("namespace".into(), Value::String(namespace.to_string()));
     }
 
+    /// Records the current name and namespace among the previous ones (kustomize's
+    /// `StorePreviousId`), before a change that may rename the resource.
+    pub fn store_previous_id(&mut self) {
+        self.remember();
+    }
+
     fn remember(&mut self) {
         let current = (self.name().to_string(), self.namespace().to_string());
         if self.previous.last() != Some(&current) {

@@ -501,7 +501,8 @@ impl Builder {
 pub const EMPTY_KUSTOMIZATION: &str = "kustomization.yaml is empty";
 
 /// Reads a kustomization file as kustomize does: YAML to JSON (a repeated key keeps its last
-/// value), field names matched case-insensitively, unknown fields refused.
+/// value), field names matched case-insensitively at every level as Go's `encoding/json`
+/// matches them, unknown fields refused.
 ///
 /// A kustomization that declares nothing (an empty file, only comments, only `apiVersion` and
 /// `kind`) is refused as kustomize v5 refuses it: its build would be empty, and a Kustomization
@@ -533,53 +534,8 @@ fn parse_kustomization(text: &str, file: &str) -> Result<Kustomization> {
     if !map.iter().any(declares) {
         return Err(empty());
     }
-    const FIELDS: [&str; 35] = [
-        "apiVersion",
-        "kind",
-        "metadata",
-        "openapi",
-        "namePrefix",
-        "nameSuffix",
-        "namespace",
-        "commonLabels",
-        "labels",
-        "commonAnnotations",
-        "patchesStrategicMerge",
-        "patchesJson6902",
-        "patches",
-        "images",
-        "imageTags",
-        "replacements",
-        "replicas",
-        "vars",
-        "sortOptions",
-        "resources",
-        "components",
-        "crds",
-        "bases",
-        "configMapGenerator",
-        "secretGenerator",
-        "helmGlobals",
-        "helmCharts",
-        "helmChartInflationGenerator",
-        "generatorOptions",
-        "configurations",
-        "generators",
-        "transformers",
-        "validators",
-        "buildMetadata",
-        "inventory",
-    ];
-    let mut fixed = Map::new();
-    for (k, v) in map {
-        let name = FIELDS
-            .iter()
-            .find(|f| f.eq_ignore_ascii_case(&k))
-            .map(|f| f.to_string())
-            .unwrap_or(k);
-        fixed.insert(name, v);
-    }
-    serde_json::from_value(Value::Object(fixed)).map_err(|e| {
+    let fixed = crate::kustomization::field_names::canonical_kustomization(Value::Object(map));
+    serde_json::from_value(fixed).map_err(|e| {
         let message = e.to_string();
         let kind = if message.starts_with("unknown field") {
             ErrorKind::UnknownField

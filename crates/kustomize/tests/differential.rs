@@ -1,6 +1,6 @@
 //! Differential test: every fixture directory is built by `kubectl kustomize` (the reference,
-//! kustomize v5.5) and by this engine; the parsed outputs must be identical, document by
-//! document, in order. Cases known to differ are listed in `fixtures/KNOWN_DIFFERENCES` with
+//! kustomize v5.5) and by this engine; the outputs must be identical byte for byte (the
+//! difference reported document by document, parsed). Cases known to differ are listed in `fixtures/KNOWN_DIFFERENCES` with
 //! the reason; such a case that starts matching fails the test too, so the list stays true.
 
 use std::collections::BTreeMap;
@@ -235,6 +235,12 @@ fn kubectl_kustomize_and_tidegate_agree() {
                 same += 1;
                 if *bytes_equal {
                     bytes += 1;
+                } else {
+                    // Flux applies and prints what it builds: the text must be kubectl's too
+                    // (quoting, escapes, folding), not only the values.
+                    failures.push(format!(
+                        "{name}: the same objects, but not the same bytes as kubectl prints"
+                    ));
                 }
             }
             (Outcome::Same { .. }, Some(reason)) => failures.push(format!(

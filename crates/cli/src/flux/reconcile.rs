@@ -257,6 +257,10 @@ pub async fn run(asked: Reconcile) -> anyhow::Result<()> {
                     .pointer("/spec/sourceRef/namespace")
                     .and_then(Value::as_str)
                     .unwrap_or(ns);
+                // An ExternalArtifact is produced by another controller: nothing to ask for.
+                if source_kind == Some("ExternalArtifact") {
+                    anyhow::bail!("cannot reconcile source of kind ExternalArtifact");
+                }
                 let Some(kind) = source_kind.and_then(super::kind::source_kind) else {
                     anyhow::bail!(
                         "source kind '{}' is not supported",
@@ -292,6 +296,9 @@ pub async fn run(asked: Reconcile) -> anyhow::Result<()> {
 fn chart_source(hr: &DynamicObject, namespace: &str) -> anyhow::Result<(Kind, String, String)> {
     let text = |p: &str| hr.data.pointer(p).and_then(Value::as_str);
     if let Some(kind) = text("/spec/chartRef/kind") {
+        if kind == "ExternalArtifact" {
+            anyhow::bail!("cannot reconcile source of kind ExternalArtifact");
+        }
         let Some(k) = super::kind::source_kind(kind) else {
             anyhow::bail!("source kind '{kind}' is not supported");
         };

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 use kube::{Api, Client, ResourceExt as _};
 use tidegate_api::conditions::{self, READY};
-use tidegate_api::{GitRepository, Kustomization};
+use tidegate_api::{Bucket, ExternalArtifact, GitRepository, Kustomization, OCIRepository};
 
 use super::done;
 
@@ -70,26 +70,34 @@ where
 /// Shows the first reconcile until it settles or `timeout` passes.
 pub async fn first_reconcile(client: &Client, bar: &ProgressBar, token: &str, timeout: Duration) {
     let kustomizations: Api<Kustomization> = Api::all(client.clone());
-    let sources: Api<GitRepository> = Api::all(client.clone());
     let started = Instant::now();
     let mut shown: BTreeSet<String> = BTreeSet::new();
     loop {
         let lp = kube::api::ListParams::default();
-        let (ks, gs) = match tokio::try_join!(kustomizations.list(&lp), sources.list(&lp)) {
-            Ok((k, g)) => (k.items, g.items),
+        let listed = tokio::try_join!(
+            kustomizations.list(&lp),
+            list_sources::<GitRepository>(client, token),
+            list_sources::<OCIRepository>(client, token),
+            list_sources::<Bucket>(client, token),
+            list_sources::<ExternalArtifact>(client, token),
+        );
+        let (ks, sources) = match listed {
+            Ok((k, git, oci, bucket, external)) => {
+                let mut sources = git;
+                sources.extend(oci);
+                sources.extend(bucket);
+                sources.extend(external);
+                (k.items, sources)
+            }
             Err(e) => {
-                bar.set_message(format!("◎ listing Kustomizations: {e}"));
+                bar.set_message(format!("◎ listing Kustomizations and sources: {e}"));
                 tokio::time::sleep(Duration::from_millis(250)).await;
                 continue;
             }
         };
-        let sources: BTreeMap<String, Source> = gs
-            .iter()
-            .map(|g| (id(g.namespace(), &g.name_any()), source(g, token)))
-            .collect();
         for (key, s) in &sources {
-            if s.settled && !s.ready && shown.insert(format!("GitRepository {key}")) {
-                done(bar, &format!("✗ GitRepository {key}: {}", s.message));
+            if s.settled && !s.ready && shown.insert(key.clone()) {
+                done(bar, &format!("✗ {key}: {}", s.message));
             }
         }
         let states: BTreeMap<String, State> = ks
@@ -169,17 +177,49 @@ fn pending(obj: &impl kube::Resource, handled: Option<&str>, token: &str) -> boo
     asked && handled != Some(token)
 }
 
-fn source(g: &GitRepository, token: &str) -> Source {
-    let status = g.status.as_ref();
-    let ready = status.and_then(|s| conditions::get(&s.conditions, READY));
-    let handled = status.and_then(|s| s.last_handled_reconcile_at.as_deref());
+/// The sources of one kind, keyed `Kind namespace/name` as Kustomizations name them.
+async fn list_sources<K>(client: &Client, token: &str) -> kube::Result<BTreeMap<String, Source>>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + serde::Serialize,
+{
+    let list = Api::<K>::all(client.clone())
+        .list(&kube::api::ListParams::default())
+        .await?;
+    Ok(list
+        .items
+        .iter()
+        .map(|obj| {
+            let key = format!("{} {}", K::kind(&()), id(obj.namespace(), &obj.name_any()));
+            (key, source(obj, token))
+        })
+        .collect())
+}
+
+/// Where a source stands, read from the status every source kind shares.
+fn source<K: kube::Resource + serde::Serialize>(obj: &K, token: &str) -> Source {
+    let status = serde_json::to_value(obj)
+        .ok()
+        .and_then(|v| v.get("status").cloned())
+        .unwrap_or_default();
+    let text = |pointer: &str| status.pointer(pointer).and_then(|v| v.as_str());
+    let ready = status
+        .get("conditions")
+        .and_then(|c| c.as_array())
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c.get("type").and_then(|t| t.as_str()) == Some(READY))
+        });
+    let field = |name: &str| ready.and_then(|c| c.get(name)).and_then(|v| v.as_str());
+    let handled = text("/lastHandledReconcileAt");
     Source {
-        settled: !pending(g, handled, token) && ready.is_some_and(|c| c.status != "Unknown"),
-        ready: ready.is_some_and(|c| c.status == "True"),
-        revision: status
-            .and_then(|s| s.artifact.as_ref())
-            .map(|a| a.revision.clone()),
-        message: ready.map(|c| c.message.clone()).unwrap_or_default(),
+        settled: !pending(obj, handled, token) && field("status").is_some_and(|s| s != "Unknown"),
+        ready: field("status") == Some("True"),
+        revision: text("/artifact/revision").map(str::to_string),
+        message: field("message").unwrap_or_default().to_string(),
     }
 }
 
@@ -194,9 +234,13 @@ fn state(k: &Kustomization, sources: &BTreeMap<String, Source>, token: &str) -> 
         return State::Waiting("waiting for its reconcile".into());
     }
     let source_ref = &k.spec.source_ref;
-    let source_key = id(
-        Some(source_ref.namespace.clone().unwrap_or_else(|| ns.clone())),
-        &source_ref.name,
+    let source_key = format!(
+        "{} {}",
+        source_ref.kind,
+        id(
+            Some(source_ref.namespace.clone().unwrap_or_else(|| ns.clone())),
+            &source_ref.name,
+        )
     );
     let source = sources.get(&source_key);
     let Some(ready) = status.and_then(|s| conditions::get(&s.conditions, READY)) else {
@@ -232,11 +276,11 @@ fn state(k: &Kustomization, sources: &BTreeMap<String, Source>, token: &str) -> 
             if source.is_some_and(|s| s.ready) {
                 State::Waiting("waiting for a reconcile with the source's artifact".into())
             } else {
-                State::Waiting(format!("waiting for GitRepository {source_key}"))
+                State::Waiting(format!("waiting for {source_key}"))
             }
         }
         "False" if ready.reason == "ArtifactFailed" => {
-            State::Failed(format!("GitRepository {source_key} failed"))
+            State::Failed(format!("{source_key} failed"))
         }
         "False" => {
             if of_current(status.and_then(|s| s.last_attempted_revision.as_deref())) {
@@ -311,5 +355,55 @@ mod tests {
             "its dependency is still reconciling"
         );
         assert!(!s.contains("a/slow"));
+    }
+
+    fn kustomization_on_a_failed_artifact(kind: &str) -> Kustomization {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+            "kind": "Kustomization",
+            "metadata": {"name": "apps", "namespace": "flux-system"},
+            "spec": {
+                "interval": "10m",
+                "prune": true,
+                "sourceRef": {"kind": kind, "name": "podinfo"},
+            },
+            "status": {"conditions": [{
+                "type": "Ready", "status": "False", "reason": "ArtifactFailed",
+                "message": "Source artifact not found, retrying in 30s",
+                "lastTransitionTime": "2026-12-07T00:00:00Z",
+            }]},
+        }))
+        .expect("a Kustomization")
+    }
+
+    #[test]
+    fn a_failed_source_of_any_kind_settles_its_kustomizations_and_is_named_by_kind() {
+        let k = kustomization_on_a_failed_artifact("OCIRepository");
+        let mut sources = BTreeMap::new();
+        // Not listed yet: a wait, named by the source's own kind.
+        assert_eq!(
+            state(&k, &sources, "t"),
+            State::Waiting("waiting for OCIRepository flux-system/podinfo".into())
+        );
+        sources.insert(
+            "OCIRepository flux-system/podinfo".to_string(),
+            Source {
+                settled: true,
+                ready: false,
+                revision: None,
+                message: "failed to pull artifact".into(),
+            },
+        );
+        // Failed: the Kustomization has failed too, and `up` can hand over.
+        assert_eq!(
+            state(&k, &sources, "t"),
+            State::Failed("OCIRepository flux-system/podinfo failed".into())
+        );
+        // A GitRepository of the same name is another source.
+        let k = kustomization_on_a_failed_artifact("GitRepository");
+        assert_eq!(
+            state(&k, &sources, "t"),
+            State::Waiting("waiting for GitRepository flux-system/podinfo".into())
+        );
     }
 }

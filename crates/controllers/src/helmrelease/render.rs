@@ -217,6 +217,8 @@ pub async fn render(
             &caps,
             Some(lookup),
             skip_schema_validation,
+            // What helm would log while rendering goes nowhere yet (not surfaced as events).
+            &mut Vec::new(),
         )
         .map_err(|e| e.message)?;
         let mut out = Rendered {

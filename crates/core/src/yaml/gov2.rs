@@ -352,8 +352,10 @@ struct Analysis {
     line_breaks: bool,
 }
 
+/// go-yaml's `is_printable`: unlike libyaml, it stops at the Basic Multilingual Plane, so a
+/// string holding an emoji is double-quoted with `\U0001F916` escapes.
 fn printable(c: char) -> bool {
-    matches!(c, '\n' | '\u{20}'..='\u{7e}' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+    matches!(c, '\n' | '\u{20}'..='\u{7e}' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
         && c != '\u{feff}'
 }
 

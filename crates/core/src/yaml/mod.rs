@@ -264,11 +264,26 @@ impl<'de> serde::de::Visitor<'de> for Checked<'_> {
                 map.next_value_seed(self.at(self.child(&key)))?
             };
             if key == "<<"
-                && self.reader.options.resolver == Resolver::GoV3
                 && let Some(sources) = merge_sources(&value)
             {
-                merges.push(sources);
-                continue;
+                match self.reader.options.resolver {
+                    Resolver::GoV3 => {
+                        merges.push(sources);
+                        continue;
+                    }
+                    // go-yaml v2 merges where the key stands: a merged key replaces one
+                    // written before `<<`, one written after replaces it; of a list of
+                    // mappings the earlier wins.
+                    Resolver::GoV2 => {
+                        for source in sources.into_iter().rev() {
+                            for (k, v) in source {
+                                out.insert(k, v);
+                            }
+                        }
+                        continue;
+                    }
+                    Resolver::Yaml12 => {}
+                }
             }
             out.insert(key, value);
         }
@@ -591,5 +606,36 @@ mod tests {
         let err = parse_stream("a: 1\n---\nb: [\n").expect_err("must fail");
         assert_eq!(err.document, 2);
         assert!(err.to_string().contains("document 2"), "{err}");
+    }
+
+    fn read_as(text: &str, resolver: Resolver) -> Value {
+        let options = ReadOptions {
+            resolver,
+            ..ReadOptions::new(Duplicates::LastWins)
+        };
+        let reader = StreamReader::new(text, options);
+        let doc = yaml_serde::Deserializer::from_str(text)
+            .next()
+            .expect("a document");
+        reader.read(doc).expect("reads").0
+    }
+
+    #[test]
+    fn merge_keys_as_each_go_yaml_applies_them() {
+        let text = "base: &b {a: from-base, b: from-base}\nm:\n  a: before\n  <<: [*b, {a: second, c: second}]\n  c: after\n";
+        // go-yaml v2 (sigs.k8s.io/yaml): where `<<` stands, earlier mappings of a list winning.
+        let v2 = read_as(text, Resolver::GoV2);
+        assert_eq!(
+            v2["m"],
+            serde_json::json!({"a": "from-base", "b": "from-base", "c": "after"})
+        );
+        // go-yaml v3: keys written in the mapping win wherever they stand.
+        let v3 = read_as(text, Resolver::GoV3);
+        assert_eq!(
+            v3["m"],
+            serde_json::json!({"a": "before", "c": "after", "b": "from-base"})
+        );
+        // YAML 1.2 has no merge keys.
+        assert!(read_as(text, Resolver::Yaml12)["m"].get("<<").is_some());
     }
 }

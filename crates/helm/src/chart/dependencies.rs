@@ -1,6 +1,7 @@
 //! Helm's dependency processing before a render: aliases, `condition` and `tags` deciding
 //! which subcharts are enabled, and `import-values` copying a subchart's values up.
 
+use crate::log::Warning;
 use crate::template::value::{MapKind, Value};
 use crate::values::{self, MapRefExt, coalesce, new_map, table};
 
@@ -23,7 +24,7 @@ pub fn is_compatible_range(range: &str, version: &str) -> bool {
 pub fn process_dependencies(
     chart: &mut Chart,
     user: &values::Values,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<(), String> {
     process_enabled(chart, user, "", warnings)?;
     process_import_values(chart, warnings)
@@ -47,7 +48,7 @@ fn process_enabled(
     chart: &mut Chart,
     v: &values::Values,
     path: &str,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<(), String> {
     let Some(mut reqs) = chart.metadata.dependencies.take() else {
         return Ok(());
@@ -85,8 +86,8 @@ fn process_enabled(
         .map(std::mem::take)
         .unwrap_or_default();
     let mut reqs = reqs;
-    process_tags(&mut reqs, &cvals);
-    process_conditions(&mut reqs, &cvals, path);
+    process_tags(&mut reqs, &cvals, warnings);
+    process_conditions(&mut reqs, &cvals, path, warnings);
     let disabled: Vec<String> = reqs
         .iter()
         .filter(|r| !r.enabled)
@@ -109,19 +110,21 @@ fn process_enabled(
     Ok(())
 }
 
-fn process_tags(reqs: &mut [Dependency], cvals: &values::Values) {
+fn process_tags(reqs: &mut [Dependency], cvals: &values::Values, warnings: &mut Vec<Warning>) {
     let Some(tags) = table(cvals, "tags") else {
         return;
     };
     for r in reqs {
         let (mut has_true, mut has_false) = (false, false);
         for k in &r.tags {
-            if let Some(Value::Bool(b)) = tags.borrow().get(k) {
-                if *b {
-                    has_true = true;
-                } else {
-                    has_false = true;
-                }
+            match tags.borrow().get(k) {
+                Some(Value::Bool(true)) => has_true = true,
+                Some(Value::Bool(false)) => has_false = true,
+                Some(_) => warnings.push(Warning::warn(
+                    "returned non-bool value",
+                    vec![("tag", k.clone()), ("chart", r.name.clone())],
+                )),
+                None => {}
             }
         }
         if !has_true && has_false {
@@ -132,15 +135,28 @@ fn process_tags(reqs: &mut [Dependency], cvals: &values::Values) {
     }
 }
 
-fn process_conditions(reqs: &mut [Dependency], cvals: &values::Values, path: &str) {
+fn process_conditions(
+    reqs: &mut [Dependency],
+    cvals: &values::Values,
+    path: &str,
+    warnings: &mut Vec<Warning>,
+) {
     for r in reqs {
         for c in r.condition.trim().split(',') {
             if c.is_empty() {
                 continue;
             }
-            if let Some(Value::Bool(b)) = values::path_value(cvals, &format!("{path}{c}")) {
-                r.enabled = b;
-                break;
+            match values::path_value(cvals, &format!("{path}{c}")) {
+                Some(Value::Bool(b)) => {
+                    r.enabled = b;
+                    break;
+                }
+                // A null or a string is no answer: the next condition, or enabled.
+                Some(_) => warnings.push(Warning::warn(
+                    "returned non-bool value",
+                    vec![("path", c.to_string()), ("chart", r.name.clone())],
+                )),
+                None => {}
             }
         }
     }
@@ -161,7 +177,7 @@ fn path_to_map(path: &str, data: values::Values) -> values::Values {
     cur
 }
 
-fn process_import_values(chart: &mut Chart, warnings: &mut Vec<String>) -> Result<(), String> {
+fn process_import_values(chart: &mut Chart, warnings: &mut Vec<Warning>) -> Result<(), String> {
     for d in chart.dependencies.iter_mut() {
         process_import_values(d, warnings)?;
     }
@@ -189,9 +205,19 @@ fn process_import_values(chart: &mut Chart, warnings: &mut Vec<String>) -> Resul
                 _ => continue,
             };
             out.push(serde_json::json!({"child": child, "parent": parent}));
-            let Some(vv) = table(&cvals, &format!("{}.{child}", r.name)) else {
-                warnings.push(format!("ImportValues missing table from chart {}", r.name));
-                continue;
+            let vv = match values::lookup_table(&cvals, &format!("{}.{child}", r.name)) {
+                Ok(vv) => vv,
+                Err(e) => {
+                    warnings.push(if iv.is_string() {
+                        Warning::warn("ImportValues missing table", vec![("error", e)])
+                    } else {
+                        Warning::warn(
+                            "ImportValues missing table from chart",
+                            vec![("chart", r.name.clone()), ("error", e)],
+                        )
+                    });
+                    continue;
+                }
             };
             let imported = path_to_map(&parent, vv.deep_clone());
             values::coalesce_tables(&b, &imported, "", true, warnings);

@@ -7,6 +7,7 @@
 pub mod funcs;
 pub mod objects;
 mod toml;
+mod values_methods;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -432,6 +433,7 @@ fn render_all(
     fm.remove("expandenv");
     fm.extend(&funcs::funcs());
     let mut set = Set::new("gotpl", fm);
+    set.map_methods = Some(Rc::new(values_methods::find));
     set.missing_key = if options.strict {
         MissingKey::Error
     } else {

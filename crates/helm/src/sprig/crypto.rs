@@ -245,8 +245,11 @@ fn adler32(data: &[u8]) -> u32 {
     (b << 16) | a
 }
 
+/// Go's `bcrypt.DefaultCost`, which Sprig uses (the Rust crate's default is 12).
+const GO_BCRYPT_COST: u32 = 10;
+
 fn bcrypt_hash(password: &str) -> String {
-    match bcrypt::hash_with_result(password, bcrypt::DEFAULT_COST) {
+    match bcrypt::hash_with_result(password, GO_BCRYPT_COST) {
         Ok(h) => h.format_for_version(bcrypt::Version::TwoA),
         Err(e) => format!("failed to encrypt string with bcrypt: {e}"),
     }
@@ -374,14 +377,8 @@ impl Key {
                 .to_pkcs1_pem(rsa::pkcs8::LineEnding::LF)
                 .map(|p| p.to_string())
                 .map_err(|e| e.to_string()),
-            Key::Ecdsa(k) => k
-                .to_sec1_pem(rsa::pkcs8::LineEnding::LF)
-                .map(|p| p.to_string())
-                .map_err(|e| e.to_string()),
-            Key::Ed25519(k) => k
-                .to_pkcs8_pem(rsa::pkcs8::LineEnding::LF)
-                .map(|p| p.to_string())
-                .map_err(|e| e.to_string()),
+            Key::Ecdsa(k) => Ok(ec_sec1_pem(k)),
+            Key::Ed25519(k) => Ok(ed25519_pkcs8_v1_pem(k)),
         };
         result.unwrap_or_default()
     }
@@ -406,6 +403,46 @@ impl Key {
         };
         rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, alg).map_err(|e| e.to_string())
     }
+}
+
+/// An Ed25519 key as Go's `x509.MarshalPKCS8PrivateKey` writes it: PKCS#8 version 1, the
+/// seed alone (no public key, which OpenSSL 3.0 and pyca cannot read in version 2).
+fn ed25519_pkcs8_v1_pem(key: &ed25519_dalek::SigningKey) -> String {
+    // SEQUENCE { INTEGER 0, SEQUENCE { OID 1.3.101.112 }, OCTET STRING { OCTET STRING seed } }
+    let mut der = vec![
+        0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04,
+        0x20,
+    ];
+    der.extend_from_slice(key.as_bytes());
+    pem::encode_config(
+        &pem::Pem::new("PRIVATE KEY", der),
+        pem::EncodeConfig::new().set_line_ending(pem::LineEnding::LF),
+    )
+}
+
+/// A P-256 key as Go's `x509.MarshalECPrivateKey` writes it: SEC 1 with the curve named in
+/// the parameters (the `p256` crate leaves them out) and the public point.
+fn ec_sec1_pem(key: &p256::SecretKey) -> String {
+    use p256::elliptic_curve::sec1::ToEncodedPoint;
+    let point = key.public_key().to_encoded_point(false);
+    let der = yasna::construct_der(|w| {
+        w.write_sequence(|w| {
+            w.next().write_u8(1);
+            w.next().write_bytes(&key.to_bytes());
+            w.next().write_tagged(yasna::Tag::context(0), |w| {
+                w.write_oid(&yasna::models::ObjectIdentifier::from_slice(&[
+                    1, 2, 840, 10045, 3, 1, 7,
+                ]))
+            });
+            w.next().write_tagged(yasna::Tag::context(1), |w| {
+                w.write_bitvec_bytes(point.as_bytes(), point.len() * 8)
+            });
+        })
+    });
+    pem::encode_config(
+        &pem::Pem::new("EC PRIVATE KEY", der),
+        pem::EncodeConfig::new().set_line_ending(pem::LineEnding::LF),
+    )
 }
 
 fn gen_private_key(kind: &str) -> String {
@@ -480,19 +517,8 @@ fn make_cert(
     key: &Key,
     ca: Option<&Certificate>,
 ) -> Result<Certificate, String> {
-    let mut params = rcgen::CertificateParams::default();
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    // Go's asn1 writes a name as a PrintableString when every character allows it, else as
-    // a UTF8String.
-    let cn_value = match rcgen::string::PrintableString::try_from(cn.to_string()) {
-        Ok(p) => rcgen::DnValue::PrintableString(p),
-        Err(_) => rcgen::DnValue::Utf8String(cn.to_string()),
-    };
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, cn_value);
     // Parsed in Sprig's order (addresses first); written in Go's (names, then addresses).
-    let mut ip_sans = Vec::new();
+    let mut ip_addresses = Vec::new();
     for ip in ips {
         let Value::String(text) = ip else {
             return Err(format!(
@@ -503,8 +529,9 @@ fn make_cert(
         let addr: std::net::IpAddr = text
             .parse()
             .map_err(|_| format!("error parsing ip: {text}"))?;
-        ip_sans.push(rcgen::SanType::IpAddress(addr));
+        ip_addresses.push(addr);
     }
+    let mut dns_names = Vec::new();
     for name in dns {
         let Value::String(text) = name else {
             return Err(format!(
@@ -512,44 +539,33 @@ fn make_cert(
                 super::strval(name)
             ));
         };
-        let ia5 =
-            rcgen::string::Ia5String::try_from(text.to_string()).map_err(|e| e.to_string())?;
-        params.subject_alt_names.push(rcgen::SanType::DnsName(ia5));
+        dns_names.push(text.to_string());
     }
-    params.subject_alt_names.extend(ip_sans);
-    let now = time::OffsetDateTime::now_utc();
-    params.not_before = now;
-    params.not_after = now + time::Duration::days(days);
-    let serial: Vec<u8> = (0..16).map(|_| rand::random::<u8>()).collect();
-    params.serial_number = Some(rcgen::SerialNumber::from_slice(&serial));
-    params.key_usages = vec![
-        rcgen::KeyUsagePurpose::KeyEncipherment,
-        rcgen::KeyUsagePurpose::DigitalSignature,
-    ];
-    if is_ca {
-        params.key_usages.push(rcgen::KeyUsagePurpose::KeyCertSign);
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    } else {
-        params.is_ca = rcgen::IsCa::ExplicitNoCa;
-    }
-    params.extended_key_usages = vec![
-        rcgen::ExtendedKeyUsagePurpose::ServerAuth,
-        rcgen::ExtendedKeyUsagePurpose::ClientAuth,
-    ];
+    let template = super::x509::Template {
+        common_name: cn,
+        dns_names: &dns_names,
+        ip_addresses: &ip_addresses,
+        days,
+        is_ca,
+    };
     let pair = key.rcgen()?;
-    let cert = match ca {
-        None => params.self_signed(&pair),
+    let der = match ca {
+        None => super::x509::create(&template, &pair, None),
         Some(ca) => {
+            // Sprig's order: the certificate is decoded and parsed before the key.
+            let parent = super::x509::Parent::from_pem(&ca.cert)?;
             let ca_key = parse_private_key(&ca.key)
                 .map_err(|e| format!("error parsing private key: {e}"))?;
-            let issuer = rcgen::Issuer::from_ca_cert_pem(&ca.cert, ca_key.rcgen()?)
-                .map_err(|e| format!("error parsing certificate: decodedSignerCert.Bytes: {e}"))?;
-            params.signed_by(&pair, &issuer)
+            let ca_pair = ca_key.rcgen()?;
+            super::x509::create(&template, &pair, Some((&parent, &ca_pair)))
         }
     }
     .map_err(|e| format!("error creating certificate: {e}"))?;
     Ok(Certificate {
-        cert: cert.pem().replace("\r\n", "\n"),
+        cert: pem::encode_config(
+            &pem::Pem::new("CERTIFICATE", der),
+            pem::EncodeConfig::new().set_line_ending(pem::LineEnding::LF),
+        ),
         key: key.pem(),
     })
 }

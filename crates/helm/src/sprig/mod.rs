@@ -12,6 +12,7 @@ mod reflect;
 mod regex;
 mod semver;
 mod strings;
+mod x509;
 
 use crate::template::value::{IntKind, ListKind, MapKind, Value};
 use crate::template::{FuncMap, fmt};

@@ -10,7 +10,7 @@ use super::func::{Func, FuncMap, Special, Ty};
 use super::node::{self, Arg, Branch, Command, List, Node, Pipe, Pos, TemplateCall, Variable};
 use super::parse::{ParseOptions, Tree, parse};
 use super::quote::quote;
-use super::value::{IntKind, MapKind, Value};
+use super::value::{IntKind, MapKind, MapRef, Value};
 
 /// Deepest nesting of `{{template}}` calls, as Go's.
 const MAX_EXEC_DEPTH: usize = 100_000;
@@ -43,7 +43,13 @@ pub struct Set {
     pub missing_key: MissingKey,
     pub left: String,
     pub right: String,
+    /// Methods of named map types (Helm's `Values.Table`, `.YAML` …), looked up before the
+    /// map's keys as Go's reflection does: given the receiver and the method's name.
+    pub map_methods: Option<MapMethods>,
 }
+
+/// Finds a method of a named map type, bound to its receiver.
+pub type MapMethods = Rc<dyn Fn(&MapRef, MapKind, &str) -> Option<Rc<Func>>>;
 
 impl Set {
     /// An empty set named `name` with Go's builtins and `funcs`.
@@ -57,6 +63,7 @@ impl Set {
             missing_key: MissingKey::Default,
             left: String::new(),
             right: String::new(),
+            map_methods: None,
         }
     }
 
@@ -97,6 +104,7 @@ impl Set {
             missing_key: self.missing_key,
             left: self.left.clone(),
             right: self.right.clone(),
+            map_methods: self.map_methods.clone(),
         }
     }
 
@@ -858,6 +866,16 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
                 Err(self.errorf(format!("can't evaluate field {name} in type {}", typ())))
             }
             Value::Map(_, kind) | Value::NilMap(kind) => {
+                if let Some(methods) = self.state.set.map_methods.clone() {
+                    let receiver_map = match &receiver.v {
+                        Value::Map(m, _) => m.clone(),
+                        _ => Rc::new(std::cell::RefCell::new(Default::default())),
+                    };
+                    if let Some(method) = methods(&receiver_map, *kind, name) {
+                        return self
+                            .eval_call(dot, dot_iface, &method, false, at, name, args, final_);
+                    }
+                }
                 if has_args {
                     return Err(self.errorf(format!("{name} is not a method but has arguments")));
                 }

@@ -66,12 +66,18 @@ pub fn chart_values(chart: &Chart) -> MapRef {
 
 /// Helm's `Values.Table`: the table at a dotted path.
 pub fn table(values: &MapRef, path: &str) -> Option<MapRef> {
+    lookup_table(values, path).ok()
+}
+
+/// Helm's `Values.Table` with its error: `"b" is not a table` names the first part of the
+/// path that is missing or not a table.
+pub fn lookup_table(values: &MapRef, path: &str) -> Result<MapRef, String> {
     let mut t = values.clone();
     for part in path.split('.') {
-        let next = t.borrow().get(part).and_then(table_of)?;
-        t = next;
+        let next = t.borrow().get(part).and_then(table_of);
+        t = next.ok_or_else(|| format!("{part:?} is not a table"))?;
     }
-    Some(t)
+    Ok(t)
 }
 
 /// Helm's `Values.PathValue`: the non-table value at a dotted path.
@@ -105,7 +111,7 @@ pub fn coalesce(
     chart: &Chart,
     user: &MapRef,
     merge: bool,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<crate::log::Warning>,
 ) -> Result<MapRef, String> {
     let dest = deep_copy(user);
     coalesce_chart(chart, &dest, "", merge, warnings)?;
@@ -117,7 +123,7 @@ fn coalesce_chart(
     dest: &MapRef,
     prefix: &str,
     merge: bool,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<crate::log::Warning>,
 ) -> Result<(), String> {
     coalesce_values(chart, dest, prefix, merge, warnings);
     coalesce_deps(chart, dest, prefix, merge, warnings)
@@ -128,7 +134,7 @@ fn coalesce_deps(
     dest: &MapRef,
     prefix: &str,
     merge: bool,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<crate::log::Warning>,
 ) -> Result<(), String> {
     for sub in &chart.dependencies {
         let existing = dest.borrow().get(sub.name()).cloned();
@@ -159,15 +165,20 @@ fn coalesce_deps(
 }
 
 /// Copies the parent's `global` table into a subchart's values.
-fn coalesce_globals(dest: &MapRef, src: &MapRef, prefix: &str, warnings: &mut Vec<String>) {
+fn coalesce_globals(
+    dest: &MapRef,
+    src: &MapRef,
+    prefix: &str,
+    warnings: &mut Vec<crate::log::Warning>,
+) {
     let dg = match dest.borrow().get(GLOBAL_KEY).cloned() {
         None => new_map(),
         Some(v) => match table_of(&v) {
             Some(m) => m,
             None => {
-                warnings.push(format!(
+                warnings.push(crate::log::Warning::info(format!(
                     "warning: skipping globals because destination {GLOBAL_KEY} is not a table."
-                ));
+                )));
                 return;
             }
         },
@@ -177,9 +188,9 @@ fn coalesce_globals(dest: &MapRef, src: &MapRef, prefix: &str, warnings: &mut Ve
         Some(v) => match table_of(&v) {
             Some(m) => m,
             None => {
-                warnings.push(format!(
+                warnings.push(crate::log::Warning::info(format!(
                     "warning: skipping globals because source {GLOBAL_KEY} is not a table."
-                ));
+                )));
                 return;
             }
         },
@@ -199,10 +210,10 @@ fn coalesce_globals(dest: &MapRef, src: &MapRef, prefix: &str, warnings: &mut Ve
                     dg.borrow_mut().insert(key, Value::Map(vv, MapKind::Any));
                 }
                 Some(destv) => match table_of(&destv) {
-                    None => warnings.push(format!(
+                    None => warnings.push(crate::log::Warning::info(format!(
                         "Conflict: cannot merge map onto non-map for {}. Skipping.",
                         crate::template::quote::quote(&key)
-                    )),
+                    ))),
                     Some(destvmap) => {
                         coalesce_tables(
                             &vv,
@@ -216,7 +227,9 @@ fn coalesce_globals(dest: &MapRef, src: &MapRef, prefix: &str, warnings: &mut Ve
                 },
             }
         } else if dg.borrow().get(&key).is_some_and(is_table) {
-            warnings.push(format!("key {key} is table. Skipping"));
+            warnings.push(crate::log::Warning::info(format!(
+                "key {key} is table. Skipping"
+            )));
         } else {
             dg.borrow_mut().insert(key, val);
         }
@@ -230,7 +243,7 @@ fn coalesce_values(
     v: &MapRef,
     prefix: &str,
     merge: bool,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<crate::log::Warning>,
 ) {
     let sub_prefix = concat_prefix(prefix, chart.name());
     let vc = chart_values(chart);
@@ -249,9 +262,9 @@ fn coalesce_values(
                     match table_of(&val) {
                         None => {
                             if !matches!(val, Value::Nil) {
-                                warnings.push(format!(
+                                warnings.push(crate::log::Warning::info(format!(
                                     "warning: skipped value for {sub_prefix}.{key}: Not a table."
-                                ));
+                                )));
                             }
                         }
                         Some(src) => {
@@ -280,7 +293,7 @@ pub fn coalesce_tables(
     src: &MapRef,
     prefix: &str,
     merge: bool,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<crate::log::Warning>,
 ) {
     if Rc::ptr_eq(dst, src) {
         return;
@@ -321,16 +334,16 @@ pub fn coalesce_tables(
                         Some(dst_table) => {
                             coalesce_tables(&dst_table, &src_table, &full, merge, warnings)
                         }
-                        None => warnings.push(format!(
+                        None => warnings.push(crate::log::Warning::info(format!(
                             "warning: cannot overwrite table with non table for {full} ({})",
                             crate::template::fmt::print_value(&val)
-                        )),
+                        ))),
                     }
                 } else if is_table(&dv) && !matches!(val, Value::Nil) {
-                    warnings.push(format!(
+                    warnings.push(crate::log::Warning::info(format!(
                         "warning: destination for {full} is a table. Ignoring non-table value ({})",
                         crate::template::fmt::print_value(&val)
-                    ));
+                    )));
                 }
             }
         }

@@ -1,6 +1,9 @@
 //! Helpers shared by the data-driven tests: JSON test data read as the Go values Helm's
 //! tests hold.
 
+// Each test binary uses a part of these.
+#![allow(dead_code)]
+
 use std::rc::Rc;
 
 use tidegate_helm::template::Value;
@@ -30,4 +33,20 @@ pub fn go_table(m: &serde_json::Map<String, serde_json::Value>, ints: IntKind) -
         t.borrow_mut().insert(k.clone(), go_value(v, ints));
     }
     t
+}
+
+/// The helm binary a differential test runs: `$<env>`, else
+/// `$TIDEGATE_TOOLS/helm-<version>/helm` (default `~/.cache/tidegate-tools`, where
+/// `scripts/install-test-tools.sh` puts it).
+pub fn helm_binary(version: &str, env: &str) -> std::path::PathBuf {
+    use std::path::PathBuf;
+    if let Ok(p) = std::env::var(env) {
+        return PathBuf::from(p);
+    }
+    let tools = std::env::var("TIDEGATE_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/tidegate-tools")
+        });
+    tools.join(format!("helm-{version}/helm"))
 }

@@ -95,7 +95,7 @@ pub fn patch(b: &Builder, level: &Level, p: &Patch, res: &mut ResMap) -> Result<
                     r.metadata_mut()
                         .insert("annotations".into(), Value::Object(Map::new()));
                 }
-                json6902(r, &ops, &src.file)?;
+                json6902(r, &ops, &src.file, Json6902::Patches)?;
                 if added
                     && let Some(meta) = r.obj.get_mut("metadata").and_then(Value::as_object_mut)
                     && meta
@@ -336,7 +336,7 @@ pub fn json6902_entry(b: &Builder, level: &Level, p: &Patch, res: &mut ResMap) -
         ..target.clone()
     })?;
     for r in res.resources.iter_mut().filter(|r| m.matches(r)) {
-        json6902(r, &ops, &src.file)?;
+        json6902(r, &ops, &src.file, Json6902::Legacy)?;
     }
     Ok(())
 }
@@ -374,8 +374,21 @@ fn decode_ops(v: &Value, file: &str) -> Result<json_patch::Patch> {
     })
 }
 
-fn json6902(r: &mut Resource, ops: &json_patch::Patch, file: &str) -> Result<()> {
+/// Which of kustomize's two JSON 6902 transformers applies a patch.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Json6902 {
+    /// `patches`: the id is stored before every patch, so a name or a namespace the patch
+    /// writes is followed by the references to the resource (a subject gets the namespace).
+    Patches,
+    /// `patchesJson6902`: only a rename is followed.
+    Legacy,
+}
+
+fn json6902(r: &mut Resource, ops: &json_patch::Patch, file: &str, how: Json6902) -> Result<()> {
     let name = r.name().to_string();
+    if how == Json6902::Patches {
+        r.store_previous_id();
+    }
     let mut v = Value::Object(std::mem::take(&mut r.obj));
     // Operation by operation: like evanphx/json-patch, `replace` of a missing map key adds it.
     let mut result = Ok(());
@@ -411,8 +424,7 @@ fn json6902(r: &mut Resource, ops: &json_patch::Patch, file: &str) -> Result<()>
         )
     })?;
     let new_name = r.name().to_string();
-    if new_name != name {
-        // Record the rename so references follow it.
+    if how == Json6902::Legacy && new_name != name {
         if let Some(meta) = r.obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("name".into(), Value::String(name));
         }

@@ -300,6 +300,7 @@ pub fn run_list(
                         other => vec![other],
                     };
                     for item in list {
+                        let item = crate::kustomization::field_names::canonical_replacement(item);
                         let rep: Replacement = serde_json::from_value(item).map_err(|e| {
                             Error::in_file(
                                 ErrorKind::Invalid,

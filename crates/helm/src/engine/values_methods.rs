@@ -1,0 +1,56 @@
+//! The methods of Helm's `Values` type, callable from templates as Go's reflection finds
+//! them, ahead of the map's keys: `.Values.YAML`, `.Values.Table "a.b"`, `.Values.AsMap`,
+//! `.Values.PathValue "a.b.c"`.
+
+use std::rc::Rc;
+
+use crate::template::func::{Func, Ty};
+use crate::template::value::{MapKind, MapRef, Value};
+
+/// The method `name` of a `Values` receiver, bound to it; `None` for other map types and
+/// for names that are not methods (they are then looked up as keys).
+pub fn find(receiver: &MapRef, kind: MapKind, name: &str) -> Option<Rc<Func>> {
+    if kind != MapKind::Values {
+        return None;
+    }
+    let values = receiver.clone();
+    let func = match name {
+        "YAML" => Func::new(name, &[], None, move |_, _| {
+            super::funcs::to_yaml_document(&Value::Map(values.clone(), MapKind::Values))
+                .map(|text| Value::str(&text))
+        }),
+        "AsMap" => Func::new(name, &[], None, move |_, _| {
+            Ok(Value::Map(values.clone(), MapKind::Any))
+        }),
+        "Table" => Func::new(name, &[Ty::String], None, move |_, a| {
+            crate::values::lookup_table(&values, crate::sprig::s(&a[0]))
+                .map(|t| Value::Map(t, MapKind::Values))
+        }),
+        "PathValue" => Func::new(name, &[Ty::String], None, move |_, a| {
+            path_value(&values, crate::sprig::s(&a[0]))
+        }),
+        _ => return None,
+    };
+    Some(Rc::new(func))
+}
+
+/// `Values.PathValue`: the value (not a table) at a dotted path.
+fn path_value(values: &MapRef, path: &str) -> Result<Value, String> {
+    if path.is_empty() {
+        return Err("YAML path cannot be empty".into());
+    }
+    let (parent, key) = match path.rsplit_once('.') {
+        Some((parent, key)) => (
+            crate::values::lookup_table(values, parent)
+                .map_err(|_| format!("{key:?} is not a value"))?,
+            key,
+        ),
+        None => (values.clone(), path),
+    };
+    // Go's `istable` asks for a `map[string]interface {}`.
+    let found = parent.borrow().get(key).cloned();
+    match found {
+        Some(Value::Map(_, MapKind::Any)) | None => Err(format!("{key:?} is not a value")),
+        Some(v) => Ok(v),
+    }
+}
