@@ -653,7 +653,7 @@ fn static_error(item: &Item, set_kinds: &HashMap<(String, String), bool>) -> Opt
             Some(n) => *n,
             None => {
                 return Some(format!(
-                    "{} no matches for kind \"{}\" in version \"{}\"",
+                    "{} dry-run failed: no matches for kind \"{}\" in version \"{}\"",
                     item.object, item.object.kind, item.api_version
                 ));
             }

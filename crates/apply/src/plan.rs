@@ -123,7 +123,7 @@ impl ResourceManager {
     fn target_of<'a>(&self, item: &'a Item) -> Result<&'a Target, Error> {
         item.target.as_ref().ok_or_else(|| {
             Error::Object(format!(
-                "{} no matches for kind \"{}\" in version \"{}\"",
+                "{} dry-run failed: no matches for kind \"{}\" in version \"{}\"",
                 item.object, item.object.kind, item.api_version
             ))
         })

@@ -194,7 +194,7 @@ metadata:
         .expect_err("unknown kind");
     assert!(
         err.to_string()
-            .contains("Gadget/default/g no matches for kind \"Gadget\""),
+            .contains("Gadget/default/g dry-run failed: no matches for kind \"Gadget\""),
         "{err}"
     );
     // A custom resource that its CRD (in the same set) rejects fails before its stage.

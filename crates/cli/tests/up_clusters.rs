@@ -317,8 +317,12 @@ fn cluster_api_scenarios() {
     env.delete_crs(&["s2"]);
     wait_until("s2 leaves the workload-2 binding", || {
         env.binding("workload-2").is_some_and(|b| {
-            b["spec"]["bindings"].as_array().unwrap().len() == 1
-                && b["metadata"]["ownerReferences"].as_array().unwrap().len() == 1
+            b["spec"]["bindings"]
+                .as_array()
+                .is_some_and(|e| e.len() == 1)
+                && b["metadata"]["ownerReferences"]
+                    .as_array()
+                    .is_some_and(|o| o.len() == 1)
         })
     });
     assert!(env.entry("workload-2", "s1").is_some());
@@ -523,14 +527,19 @@ fn cluster_api_scenarios() {
     env.apply(&all);
     env.label("workload-1", "s10=yes");
     wait_until("ten entries, all applied", || {
+        // The binding may be read between its creation and its first entries.
         env.binding("workload-1").is_some_and(|b| {
-            let entries = b["spec"]["bindings"].as_array().unwrap();
+            let Some(entries) = b["spec"]["bindings"].as_array() else {
+                return false;
+            };
             entries.len() == 10
                 && entries.iter().all(|e| {
                     let r = e["resources"].as_array().cloned().unwrap_or_default();
                     r.len() == 2 && r.iter().all(|r| r["applied"] == true)
                 })
-                && b["metadata"]["ownerReferences"].as_array().unwrap().len() == 10
+                && b["metadata"]["ownerReferences"]
+                    .as_array()
+                    .is_some_and(|o| o.len() == 10)
         })
     });
     let names: Vec<String> = (0..10).map(|i| format!("s10-{i}")).collect();

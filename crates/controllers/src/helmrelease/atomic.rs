@@ -24,6 +24,10 @@ pub const TEST_SUCCESS: &str = "TestSuccess";
 pub const REMEDIATED: &str = "Remediated";
 pub const DRIFTED: &str = "Drifted";
 const DRIFT_DETECTED: &str = "DriftDetected";
+/// A Warning event when a deprecated chart (`deprecated: true` in Chart.yaml) is rendered for
+/// an install or an upgrade, where helm prints `this chart is deprecated`. Not one of Flux's
+/// reasons: helm-controller says nothing about it.
+pub const CHART_DEPRECATED: &str = "ChartDeprecated";
 const PROGRESSING: &str = "Progressing";
 
 /// Everything one reconcile's release work needs.
@@ -256,6 +260,20 @@ impl Run<'_> {
             skip_schema,
         )
         .await?;
+        // What helm would print on standard error: the deprecation as a Warning event (once
+        // per render, which precedes an install or an upgrade), the rest in the log.
+        let meta = &self.render.chart.metadata;
+        if meta.deprecated {
+            let message = format!(
+                "chart {}@{}: this chart is deprecated",
+                meta.name, meta.version
+            );
+            self.event(EventType::Warning, CHART_DEPRECATED, &message)
+                .await;
+        }
+        for line in &rendered.log {
+            tracing::info!(release = %self.full_name(), "helm: {line}");
+        }
         self.target.manifest = rendered.manifest.clone();
         self.target.hooks = rendered.hooks.clone();
         self.rendered = Some((rendered, upgrade, revision));

@@ -102,6 +102,9 @@ pub struct Rendered {
     pub crds: Vec<Value>,
     /// `NOTES.txt`.
     pub notes: String,
+    /// What helm logs while rendering (coalescing notes, conditions that are not booleans),
+    /// in slog's text form.
+    pub log: Vec<String>,
 }
 
 /// What post-rendering adds to every object.
@@ -210,6 +213,7 @@ pub async fn render(
             _ => tidegate_helm::values::new_map(),
         };
         let lookup: std::rc::Rc<dyn Lookup> = std::rc::Rc::new(ClusterLookup { client, handle });
+        let mut log = Vec::new();
         let rendered = tidegate_helm::action::render_release(
             &mut chart,
             &user,
@@ -217,12 +221,12 @@ pub async fn render(
             &caps,
             Some(lookup),
             skip_schema_validation,
-            // What helm would log while rendering goes nowhere yet (not surfaced as events).
-            &mut Vec::new(),
+            &mut log,
         )
         .map_err(|e| e.message)?;
         let mut out = Rendered {
             notes: rendered.notes,
+            log: log.iter().map(ToString::to_string).collect(),
             ..Default::default()
         };
         let (hooks, manifests) = if post.kustomize.is_empty() {

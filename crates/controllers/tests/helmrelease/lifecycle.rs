@@ -571,3 +571,44 @@ async fn failing_tests_force_and_reset_requests() {
     }
     assert_eq!(revisions(&env), 2, "another attempt after the reset");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deprecated_chart_is_released_with_a_warning_event() {
+    let (env, server, _dir) = start_with_repo(&["1.0.0"]).await;
+    env.server
+        .ok_stdin(&["apply", "-f", "-"], &helm_release("plain", ""));
+    wait_for(
+        &env,
+        "helmrelease/plain",
+        "installed",
+        released("InstallSucceeded"),
+    )
+    .await;
+    assert!(
+        !events_of(&env, "plain")
+            .iter()
+            .any(|(reason, _)| reason == "ChartDeprecated"),
+        "a chart that is not deprecated says nothing"
+    );
+    publish_deprecated(&server, "2.0.0");
+    reconcile_now(&env, "helmrepository/charts", "deprecated").await;
+    env.server.ok_stdin(
+        &["apply", "-f", "-"],
+        &helm_release("old", "").replace("version: \"*\"", "version: \"2.0.0\""),
+    );
+    wait_for(
+        &env,
+        "helmrelease/old",
+        "installed",
+        released("InstallSucceeded"),
+    )
+    .await;
+    let events = events_of(&env, "old");
+    assert!(
+        events
+            .iter()
+            .any(|(reason, message)| reason == "ChartDeprecated"
+                && message == "chart webapp@2.0.0: this chart is deprecated"),
+        "{events:?}"
+    );
+}

@@ -122,8 +122,23 @@ spec:
 }
 
 pub(crate) fn publish(server: &ChartServer, version: &str) {
+    publish_with(server, version, "");
+}
+
+/// Publishes webapp at `version` with `deprecated: true` in its Chart.yaml.
+pub(crate) fn publish_deprecated(server: &ChartServer, version: &str) {
+    publish_with(server, version, "deprecated: true\n");
+}
+
+/// Packages webapp at `version`, `chart_yaml` appended to its Chart.yaml, and indexes it.
+fn publish_with(server: &ChartServer, version: &str, chart_yaml: &str) {
     let src = tempfile::tempdir().unwrap();
     let chart = write_chart(src.path(), version);
+    if !chart_yaml.is_empty() {
+        let meta = chart.join("Chart.yaml");
+        let text = std::fs::read_to_string(&meta).unwrap();
+        std::fs::write(&meta, format!("{text}{chart_yaml}")).unwrap();
+    }
     run_helm(&[
         "package",
         chart.to_str().unwrap(),

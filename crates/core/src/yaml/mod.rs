@@ -228,6 +228,20 @@ impl<'de> serde::de::Visitor<'de> for Checked<'_> {
     fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        use serde::de::VariantAccess;
+        // A local tag (`!foo 1`). go-yaml v2 does not resolve a scalar it cannot interpret:
+        // its value is the text written. Other readers have no answer for it.
+        if self.reader.options.resolver != Resolver::GoV2 {
+            return Err(serde::de::Error::invalid_type(
+                serde::de::Unexpected::Enum,
+                &self,
+            ));
+        }
+        self.reader.spend()?;
+        let (_tag, variant): (serde::de::IgnoredAny, A::Variant) = data.variant()?;
+        variant.newtype_variant_seed(Text(self.reader))
+    }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         self.reader.spend()?;
         let element = if self.place == Place::Items {
@@ -637,5 +651,11 @@ mod tests {
         );
         // YAML 1.2 has no merge keys.
         assert!(read_as(text, Resolver::Yaml12)["m"].get("<<").is_some());
+    }
+
+    #[test]
+    fn a_local_tag_keeps_the_scalar_s_text_under_go_yaml_v2() {
+        let v2 = read_as("a: !foo 0755\nb: !bar yes\n", Resolver::GoV2);
+        assert_eq!(v2, serde_json::json!({"a": "0755", "b": "yes"}));
     }
 }

@@ -366,6 +366,12 @@ fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
 /// Reads YAML as Helm's `sigs.k8s.io/yaml` does (YAML 1.1 scalars, last key wins), every
 /// document of the text.
 pub fn read_yaml_documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    read_documents(text, usize::MAX)
+}
+
+/// The first `limit` documents of `text`; what follows them is not read (go-yaml's
+/// `Unmarshal` reads one document and ignores the rest, errors included).
+fn read_documents(text: &str, limit: usize) -> Result<Vec<serde_json::Value>, String> {
     let options = tidegate_core::yaml::ReadOptions {
         resolver: tidegate_core::yaml::Resolver::GoV2,
         json_keys: true,
@@ -375,11 +381,11 @@ pub fn read_yaml_documents(text: &str) -> Result<Vec<serde_json::Value>, String>
         .map_err(|e| format!("error converting YAML to JSON: {e}"))?;
     let reader = tidegate_core::yaml::StreamReader::new(text, options);
     let mut out = Vec::new();
-    for doc in yaml_serde::Deserializer::from_str(text) {
+    for doc in yaml_serde::Deserializer::from_str(text).take(limit) {
         let (v, _) = reader.read(doc).map_err(|e| {
             format!(
                 "error converting YAML to JSON: {}",
-                go_yaml_error(&e.to_string())
+                go_yaml_error(&e.to_string(), text)
             )
         })?;
         out.push(v);
@@ -387,12 +393,45 @@ pub fn read_yaml_documents(text: &str) -> Result<Vec<serde_json::Value>, String>
     Ok(out)
 }
 
+/// The documents of a values file as Kubernetes' `YAMLReader` cuts them for Helm's
+/// `LoadValues`: at every line starting with `---`, which may only be followed by spaces or a
+/// comment; the separator line belongs to neither side, so line numbers in errors count from
+/// the start of each document.
+fn values_documents(text: &str) -> Result<Vec<&str>, String> {
+    let mut docs = Vec::new();
+    let mut current: Option<(usize, usize)> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        if let Some(rest) = line.strip_prefix("---") {
+            let rest = rest.trim();
+            if !rest.is_empty() && !rest.starts_with('#') {
+                return Err(format!(
+                    "error reading yaml document: invalid Yaml document separator: {rest}"
+                ));
+            }
+            if let Some((a, b)) = current.take() {
+                docs.push(&text[a..b]);
+            }
+            continue;
+        }
+        current = Some((current.map_or(start, |(a, _)| a), offset));
+    }
+    if let Some((a, b)) = current {
+        docs.push(&text[a..b]);
+    }
+    Ok(docs)
+}
+
 /// A libyaml error as go-yaml v2 words it: `yaml: line N: problem`, N the problem's line
-/// (one less for parser errors, as go-yaml counts them).
-pub fn go_yaml_error(message: &str) -> String {
+/// (one less for parser errors, as go-yaml counts them), no line at all for a problem on the
+/// first line (go-yaml leaves out line 0). An unknown anchor is named, without a line, as
+/// go-yaml's decoder reports it; `text` is the document read.
+pub fn go_yaml_error(message: &str, text: &str) -> String {
     static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"^(.*?) at line (\d+) column \d+(?:, while (scanning|parsing) .*)?$")
+        regex::Regex::new(r"^(.*?) at line (\d+) column (\d+)(?:, while (scanning|parsing) .*)?$")
             .ok()
     });
     let Some(c) = re.as_ref().and_then(|re| re.captures(message)) else {
@@ -400,11 +439,32 @@ pub fn go_yaml_error(message: &str) -> String {
     };
     let problem = &c[1];
     let line: usize = c[2].parse().unwrap_or(0);
-    let parser = match c.get(3) {
+    if problem == "unknown anchor" {
+        let column: usize = c[3].parse().unwrap_or(1);
+        let name: String = text
+            .lines()
+            .nth(line.saturating_sub(1))
+            .and_then(|l| l.get(column.saturating_sub(1)..))
+            .and_then(|rest| rest.strip_prefix('*'))
+            .map(|rest| {
+                rest.chars()
+                    .take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return format!("yaml: unknown anchor '{name}' referenced");
+    }
+    let parser = match c.get(4) {
         Some(kind) => kind.as_str() == "parsing",
         None => problem.starts_with("did not find expected") || problem.starts_with("expected"),
     };
-    let line = if parser { line.saturating_sub(1) } else { line };
+    // libyaml counts lines from 1; go-yaml prints a scanner's mark plus one and a parser's
+    // mark as it is, and nothing when the mark is on the first line.
+    let line = if parser || line == 1 {
+        line.saturating_sub(1)
+    } else {
+        line
+    };
     if line == 0 {
         format!("yaml: {problem}")
     } else {
@@ -414,7 +474,7 @@ pub fn go_yaml_error(message: &str) -> String {
 
 /// Reads one YAML document (the first) as Helm does.
 pub fn read_yaml(text: &str) -> Result<serde_json::Value, String> {
-    Ok(read_yaml_documents(text)?
+    Ok(read_documents(text, 1)?
         .into_iter()
         .next()
         .unwrap_or(serde_json::Value::Null))
@@ -423,9 +483,8 @@ pub fn read_yaml(text: &str) -> Result<serde_json::Value, String> {
 /// Helm's `LoadValues`: every document of `values.yaml` merged over the one before.
 pub fn load_values(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
     let mut values = serde_json::Map::new();
-    let docs =
-        read_yaml_documents(text).map_err(|e| format!("cannot unmarshal yaml document: {e}"))?;
-    for doc in docs {
+    for chunk in values_documents(text)? {
+        let doc = read_yaml(chunk).map_err(|e| format!("cannot unmarshal yaml document: {e}"))?;
         match doc {
             serde_json::Value::Object(m) => merge_maps(&mut values, m),
             serde_json::Value::Null => {}
