@@ -27,30 +27,15 @@ pub fn find(receiver: &MapRef, kind: MapKind, name: &str) -> Option<Rc<Func>> {
                 .map(|t| Value::Map(t, MapKind::Values))
         }),
         "PathValue" => Func::new(name, &[Ty::String], None, move |_, a| {
-            path_value(&values, crate::sprig::s(&a[0]))
+            let path = crate::sprig::s(&a[0]);
+            if path.is_empty() {
+                return Err("YAML path cannot be empty".into());
+            }
+            let key = path.rsplit('.').next().unwrap_or(path);
+            crate::values::path_value(&values, path)
+                .ok_or_else(|| format!("{key:?} is not a value"))
         }),
         _ => return None,
     };
     Some(Rc::new(func))
-}
-
-/// `Values.PathValue`: the value (not a table) at a dotted path.
-fn path_value(values: &MapRef, path: &str) -> Result<Value, String> {
-    if path.is_empty() {
-        return Err("YAML path cannot be empty".into());
-    }
-    let (parent, key) = match path.rsplit_once('.') {
-        Some((parent, key)) => (
-            crate::values::lookup_table(values, parent)
-                .map_err(|_| format!("{key:?} is not a value"))?,
-            key,
-        ),
-        None => (values.clone(), path),
-    };
-    // Go's `istable` asks for a `map[string]interface {}`.
-    let found = parent.borrow().get(key).cloned();
-    match found {
-        Some(Value::Map(_, MapKind::Any)) | None => Err(format!("{key:?} is not a value")),
-        Some(v) => Ok(v),
-    }
 }

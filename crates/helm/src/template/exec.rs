@@ -866,7 +866,10 @@ impl<'s, 't, 'o> Exec<'s, 't, 'o> {
                 Err(self.errorf(format!("can't evaluate field {name} in type {}", typ())))
             }
             Value::Map(_, kind) | Value::NilMap(kind) => {
-                if let Some(methods) = self.state.set.map_methods.clone() {
+                // Only named map types have methods: a plain map's field costs nothing more.
+                if *kind == MapKind::Values
+                    && let Some(methods) = self.state.set.map_methods.clone()
+                {
                     let receiver_map = match &receiver.v {
                         Value::Map(m, _) => m.clone(),
                         _ => Rc::new(std::cell::RefCell::new(Default::default())),
