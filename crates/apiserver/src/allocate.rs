@@ -3,6 +3,7 @@
 //! 30000–32767 for `NodePort` and `LoadBalancer` Services. Addresses in use are those of the
 //! stored Services, so deleting a Service releases its address.
 
+use crate::error::{ApiError, Cause};
 use crate::server::ServerState;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -13,8 +14,19 @@ pub const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
 const NODE_PORTS: std::ops::RangeInclusive<u32> = 30000..=32767;
 
 /// Fills in a Service's ClusterIP (and family fields) and NodePorts; on update, keeps those the
-/// stored Service has when the new one leaves them empty.
-pub fn service(state: &ServerState, obj: &mut Value, old: Option<&Value>) {
+/// stored Service has when the new one leaves them empty. An address or port asked for that
+/// another Service holds is refused with the allocator's words.
+pub fn service(state: &ServerState, obj: &mut Value, old: Option<&Value>) -> Result<(), ApiError> {
+    let me = (
+        obj.pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        obj.pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+    );
     let seed = seed(&format!(
         "{}/{}",
         obj.pointer("/metadata/namespace")
@@ -24,8 +36,12 @@ pub fn service(state: &ServerState, obj: &mut Value, old: Option<&Value>) {
             .and_then(Value::as_str)
             .unwrap_or("")
     ));
+    let has_selector = obj
+        .pointer("/spec/selector")
+        .and_then(Value::as_object)
+        .is_some_and(|m| !m.is_empty());
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
-        return;
+        return Ok(());
     };
     let ty = spec
         .get("type")
@@ -33,7 +49,7 @@ pub fn service(state: &ServerState, obj: &mut Value, old: Option<&Value>) {
         .unwrap_or("ClusterIP")
         .to_string();
     if ty == "ExternalName" {
-        return;
+        return Ok(());
     }
     let empty = |v: Option<&Value>| v.and_then(Value::as_str).is_none_or(str::is_empty);
     if empty(spec.get("clusterIP"))
@@ -41,7 +57,25 @@ pub fn service(state: &ServerState, obj: &mut Value, old: Option<&Value>) {
     {
         spec.insert("clusterIP".into(), prev.clone());
     }
-    let (ips, ports) = in_use(state);
+    let (ips, ports) = in_use(state, &me);
+    let asked = spec
+        .get("clusterIP")
+        .and_then(Value::as_str)
+        .filter(|ip| !ip.is_empty() && *ip != "None")
+        .map(str::to_string);
+    if let Some(ip) = asked
+        && ips.contains(&ip)
+        && old.and_then(|o| o.pointer("/spec/clusterIP")) != Some(&json!(ip))
+    {
+        return Err(invalid(
+            &me.1,
+            vec![Cause::invalid(
+                "spec.clusterIPs",
+                &json!([ip]),
+                &format!("failed to allocate IP {ip}: provided IP is already allocated"),
+            )],
+        ));
+    }
     if empty(spec.get("clusterIP")) {
         let ip = (0..65_000u32)
             .map(|i| {
@@ -56,13 +90,18 @@ pub fn service(state: &ServerState, obj: &mut Value, old: Option<&Value>) {
     if spec.get("clusterIPs").is_none_or(Value::is_null) {
         spec.insert("clusterIPs".into(), json!([ip]));
     }
-    if ip != json!("None") {
-        spec.entry("ipFamilies").or_insert_with(|| json!(["IPv4"]));
-        spec.entry("ipFamilyPolicy")
-            .or_insert_with(|| json!("SingleStack"));
-    }
+    // Families as kube's allocator sets them on this single-stack cluster; a headless
+    // Service without a selector asks for both families it may have.
+    spec.entry("ipFamilies").or_insert_with(|| json!(["IPv4"]));
+    let policy = if ip == json!("None") && !has_selector {
+        "RequireDualStack"
+    } else {
+        "SingleStack"
+    };
+    spec.entry("ipFamilyPolicy")
+        .or_insert_with(|| json!(policy));
     if ty != "NodePort" && ty != "LoadBalancer" {
-        return;
+        return Ok(());
     }
     let old_ports = old
         .and_then(|o| o.pointer("/spec/ports"))
@@ -78,7 +117,24 @@ pub fn service(state: &ServerState, obj: &mut Value, old: Option<&Value>) {
         .enumerate()
     {
         // A port that is not an object is refused by validation; nothing to allocate for it.
-        if !p.is_object() || p.get("nodePort").and_then(Value::as_u64).unwrap_or(0) != 0 {
+        if !p.is_object() {
+            continue;
+        }
+        let asked = p.get("nodePort").and_then(Value::as_u64).unwrap_or(0);
+        if asked != 0 {
+            let own = old_ports
+                .iter()
+                .any(|o| o.get("nodePort") == Some(&json!(asked)));
+            if !own && taken.contains(&u32::try_from(asked).unwrap_or(0)) {
+                return Err(invalid(
+                    &me.1,
+                    vec![Cause::invalid(
+                        &format!("spec.ports[{i}].nodePort"),
+                        &json!(asked),
+                        "provided port is already allocated",
+                    )],
+                ));
+            }
             continue;
         }
         let kept = old_ports
@@ -93,6 +149,11 @@ pub fn service(state: &ServerState, obj: &mut Value, old: Option<&Value>) {
         });
         p["nodePort"] = port;
     }
+    Ok(())
+}
+
+fn invalid(name: &str, causes: Vec<Cause>) -> ApiError {
+    ApiError::invalid("", "Service", name, causes)
 }
 
 fn seed(text: &str) -> u32 {
@@ -101,12 +162,15 @@ fn seed(text: &str) -> u32 {
     })
 }
 
-/// The ClusterIPs and NodePorts stored Services hold.
-fn in_use(state: &ServerState) -> (HashSet<String>, HashSet<u32>) {
+/// The ClusterIPs and NodePorts the stored Services other than `me` (namespace, name) hold.
+fn in_use(state: &ServerState, me: &(String, String)) -> (HashSet<String>, HashSet<u32>) {
     let (services, _) = state.store.list("/services", None, None);
     let mut ips = HashSet::from([KUBERNETES_SERVICE_IP.to_string()]);
     let mut ports = HashSet::new();
-    for (_, s) in services {
+    for (k, s) in services {
+        if k.namespace == me.0 && k.name == me.1 {
+            continue;
+        }
         if let Some(ip) = s.pointer("/spec/clusterIP").and_then(Value::as_str) {
             ips.insert(ip.to_string());
         }

@@ -92,6 +92,18 @@ fn handle(state: &ServerState, e: &Notice) {
     if e.key.resource == NAMESPACES && e.kind == EventType::Added && !deleting {
         namespace_defaults(state, &e.key.name);
     }
+    // The `default` ServiceAccount and the root CA ConfigMap come back when deleted from a
+    // namespace that stays, as kube-controller-manager's controllers restore them.
+    if e.kind == EventType::Deleted
+        && ((e.key.resource == "/serviceaccounts" && e.key.name == "default")
+            || (e.key.resource == "/configmaps" && e.key.name == "kube-root-ca.crt"))
+        && state
+            .store
+            .get(&Key::new(NAMESPACES, "", &e.key.namespace))
+            .is_some_and(|ns| meta_str(&ns, "deletionTimestamp").is_none())
+    {
+        namespace_defaults(state, &e.key.namespace);
+    }
     if e.key.resource == NAMESPACES && e.kind != EventType::Deleted && deleting {
         namespace_cleanup(
             state,

@@ -140,7 +140,7 @@ fn shown(v: &Value) -> String {
 /// Validates `v` against `schema` at `path`, collecting causes.
 #[cfg(test)]
 fn validate(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) {
-    validate_update(schema, v, None, path, out);
+    validate_update(schema, v, None, path, true, out);
 }
 
 /// Validates `v`, which replaces `old` (an update) or nothing, against `schema` at `path`:
@@ -150,12 +150,15 @@ fn validate_update(
     v: &Value,
     old: Option<&Value>,
     path: &str,
+    cel: bool,
     out: &mut Vec<Cause>,
 ) {
     if !check_type(schema, v, path, out) {
         return;
     }
-    crate::crd_cel::check(schema, v, old, path, out);
+    if cel {
+        crate::crd_cel::check(schema, v, old, path, out);
+    }
     if let Some(options) = schema.get("enum").and_then(Value::as_array)
         && !options.contains(v)
     {
@@ -278,15 +281,16 @@ fn validate_update(
                     field: path.into(),
                 });
             }
+            list_duplicates(schema, items, path, out);
             if let Some(item_schema) = schema.get("items") {
                 for (i, it) in items.iter().enumerate() {
                     let before = old.and_then(|o| correlated_item(schema, it, o));
-                    validate_update(item_schema, it, before, &format!("{path}[{i}]"), out);
+                    validate_update(item_schema, it, before, &format!("{path}[{i}]"), cel, out);
                 }
             }
         }
         Value::Object(map) => {
-            validate_object(schema, map, old.and_then(Value::as_object), path, out);
+            validate_object(schema, map, old.and_then(Value::as_object), path, cel, out);
         }
         _ => {}
     }
@@ -296,7 +300,7 @@ fn validate_update(
                 .iter()
                 .map(|s| {
                     let mut c = Vec::new();
-                    validate_update(s, v, old, path, &mut c);
+                    validate_update(s, v, old, path, cel, &mut c);
                     c
                 })
                 .collect();
@@ -325,6 +329,55 @@ fn validate_update(
     }
 }
 
+/// `x-kubernetes-list-type` `map` and `set` hold each key (each value) once
+/// (`ValidateListSetsAndMaps`): a repeat is `Duplicate` at its index, with the item's keys (a
+/// map) or the item (a set) as the value.
+fn list_duplicates(schema: &Value, items: &[Value], path: &str, out: &mut Vec<Cause>) {
+    let duplicate = |i: usize, value: &Value, out: &mut Vec<Cause>| {
+        out.push(Cause {
+            reason: "FieldValueDuplicate".into(),
+            message: format!("Duplicate value: {}", crate::validate::render(value)),
+            field: format!("{path}[{i}]"),
+        });
+    };
+    match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
+        Some("set") => {
+            for (i, it) in items.iter().enumerate() {
+                if items[..i].contains(it) {
+                    duplicate(i, it, out);
+                }
+            }
+        }
+        Some("map") => {
+            let keys: Vec<&str> = schema
+                .get("x-kubernetes-list-map-keys")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let key_of = |it: &Value| -> Option<Map<String, Value>> {
+                let o = it.as_object()?;
+                Some(
+                    keys.iter()
+                        .filter_map(|k| o.get(*k).map(|v| (k.to_string(), v.clone())))
+                        .collect(),
+                )
+            };
+            let mut seen: Vec<Map<String, Value>> = Vec::new();
+            for (i, it) in items.iter().enumerate() {
+                let Some(key) = key_of(it) else { continue };
+                if seen.contains(&key) {
+                    duplicate(i, &Value::Object(key), out);
+                } else {
+                    seen.push(key);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The item of `old` (a list) that `item` replaces: for `x-kubernetes-list-type: map`, the
 /// one with the same keys (other lists do not correlate items, as in Kubernetes).
 fn correlated_item<'a>(schema: &Value, item: &Value, old: &'a Value) -> Option<&'a Value> {
@@ -347,6 +400,7 @@ fn validate_object(
     map: &Map<String, Value>,
     old: Option<&Map<String, Value>>,
     path: &str,
+    cel: bool,
     out: &mut Vec<Cause>,
 ) {
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
@@ -370,9 +424,9 @@ fn validate_object(
     for (k, v) in map {
         let before = old.and_then(|o| o.get(k));
         if let Some(sub) = props.and_then(|p| p.get(k)) {
-            validate_update(sub, v, before, &child(path, k), out);
+            validate_update(sub, v, before, &child(path, k), cel, out);
         } else if let Some(add) = additional {
-            validate_update(add, v, before, &child(path, k), out);
+            validate_update(add, v, before, &child(path, k), cel, out);
         }
     }
 }
@@ -399,6 +453,53 @@ pub fn prune_custom(r: &ResourceInfo, obj: &mut Value) {
     if let Some(schema) = &r.schema {
         prune(schema, obj, true);
         apply_defaults(schema, obj, true);
+        prune_nulls(schema, obj, true);
+    }
+}
+
+/// Whether `v` is a null the schema does not allow (`nullable` not set).
+fn non_nullable_null(v: &Value, schema: &Value) -> bool {
+    v.is_null() && schema.get("nullable").and_then(Value::as_bool) != Some(true)
+}
+
+/// Drops null values of fields that are not `nullable` and have no `default`, as
+/// kube-apiserver does after defaulting (`PruneNonNullableNullsWithoutDefaults`): charts that
+/// render `color: null` are accepted.
+fn prune_nulls(schema: &Value, value: &mut Value, root: bool) {
+    match value {
+        Value::Object(map) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, sub) in props {
+                    if root && k == "metadata" {
+                        continue;
+                    }
+                    let drop = map
+                        .get(k)
+                        .is_some_and(|v| non_nullable_null(v, sub) && sub.get("default").is_none());
+                    if drop {
+                        map.remove(k);
+                    } else if let Some(v) = map.get_mut(k) {
+                        prune_nulls(sub, v, false);
+                    }
+                }
+            }
+            if let Some(add) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+                if add.get("default").is_none() {
+                    map.retain(|_, v| !non_nullable_null(v, add));
+                }
+                for v in map.values_mut() {
+                    prune_nulls(add, v, false);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for it in items.iter_mut() {
+                    prune_nulls(item_schema, it, false);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -412,7 +513,8 @@ pub fn apply_defaults(schema: &Value, value: &mut Value, root: bool) {
                     if root && k == "metadata" {
                         continue;
                     }
-                    if !map.contains_key(k)
+                    // Absent, or null where null is not allowed: the default applies.
+                    if map.get(k).is_none_or(|v| non_nullable_null(v, sub))
                         && let Some(d) = sub.get("default")
                     {
                         map.insert(k.clone(), d.clone());
@@ -439,6 +541,15 @@ pub fn apply_defaults(schema: &Value, value: &mut Value, root: bool) {
     }
 }
 
+/// Whether a schema holds a validation rule anywhere.
+fn has_rules(schema: &Value) -> bool {
+    match schema {
+        Value::Object(m) => m.contains_key("x-kubernetes-validations") || m.values().any(has_rules),
+        Value::Array(a) => a.iter().any(has_rules),
+        _ => false,
+    }
+}
+
 /// Validates a custom resource (metadata aside) against its version's schema; `old` is the
 /// object it replaces on an update (for CEL transition rules).
 pub fn validate_custom(r: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
@@ -462,7 +573,33 @@ pub fn validate_custom(r: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Ve
             }
         }
         let old_body = old.and_then(Value::as_object);
-        validate_object(&schema, &body, old_body, "", &mut out);
+        // The structural checks first: when one of them blocks (a wrong type, a required or
+        // unsupported value, too long, too many), kube-apiserver runs no validation rule and
+        // says so.
+        validate_object(&schema, &body, old_body, "", false, &mut out);
+        let blocking = out.iter().any(|c| {
+            matches!(
+                c.reason.as_str(),
+                "FieldValueNotSupported"
+                    | "FieldValueRequired"
+                    | "FieldValueTooLong"
+                    | "FieldValueTooMany"
+                    | "FieldValueTypeInvalid"
+            )
+        });
+        if blocking {
+            out.push(Cause::invalid(
+                "<nil>",
+                &Value::Null,
+                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ));
+            return out;
+        }
+        if !has_rules(&schema) {
+            return out;
+        }
+        out.clear();
+        validate_object(&schema, &body, old_body, "", true, &mut out);
         // Rules on the root see the whole object, metadata included (a root path prints as
         // `<nil>`, as kube-apiserver prints it).
         if let Some(root) = r.schema.as_ref() {

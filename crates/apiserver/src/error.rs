@@ -56,7 +56,7 @@ impl ApiError {
 
     fn with_details(mut self, group: &str, resource: &str, name: &str) -> ApiError {
         self.group = Some(group.to_string()).filter(|g| !g.is_empty());
-        self.kind = Some(resource.to_string());
+        self.kind = Some(resource.to_string()).filter(|k| !k.is_empty());
         self.name = Some(name.to_string()).filter(|n| !n.is_empty());
         self
     }
@@ -224,6 +224,34 @@ impl ApiError {
         ApiError::new(410, "Expired", message)
     }
 
+    /// 504 for a read at a revision the store has not reached (`NewTooLargeResourceVersionError`:
+    /// a Timeout asking the client to retry in a second).
+    pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
+        let mut e = ApiError::new(
+            504,
+            "Timeout",
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
+        );
+        e.causes = vec![Cause {
+            reason: "ResourceVersionTooLarge".into(),
+            message: "Too large resource version".into(),
+            field: String::new(),
+        }];
+        e.retry_after = Some(1);
+        e
+    }
+
+    /// 503 ServiceUnavailable.
+    pub fn service_unavailable(message: impl Into<String>) -> ApiError {
+        ApiError::new(503, "ServiceUnavailable", message)
+    }
+
+    /// An error kube-apiserver reports without a reason (`StatusReasonUnknown`): what a
+    /// backend it could not reach answered.
+    pub fn unknown(code: u16, message: impl Into<String>) -> ApiError {
+        ApiError::new(code, "", message)
+    }
+
     /// 413 RequestEntityTooLarge.
     pub fn too_large(limit: usize) -> ApiError {
         ApiError::entity_too_large(format!("Request entity too large: limit is {limit}"))
@@ -263,8 +291,11 @@ impl ApiError {
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         });
+        // An unknown reason is omitted, as metav1.Status's JSON omits it.
+        if !self.reason.is_empty() {
+            body["reason"] = json!(self.reason);
+        }
         let mut details = serde_json::Map::new();
         if let Some(n) = &self.name {
             details.insert("name".into(), json!(n));
@@ -281,9 +312,14 @@ impl ApiError {
                 Value::Array(
                     self.causes
                         .iter()
-                        .map(
-                            |c| json!({"reason": c.reason, "message": c.message, "field": c.field}),
-                        )
+                        .map(|c| {
+                            let mut cause = json!({"reason": c.reason, "message": c.message});
+                            // `field` is omitted when empty, as metav1.StatusCause's JSON does.
+                            if !c.field.is_empty() {
+                                cause["field"] = json!(c.field);
+                            }
+                            cause
+                        })
                         .collect(),
                 ),
             );
@@ -291,7 +327,9 @@ impl ApiError {
         if let Some(r) = self.retry_after {
             details.insert("retryAfterSeconds".into(), json!(r));
         }
-        if !details.is_empty() {
+        // Every NotFound carries details, empty or not (client-go code reads them unchecked:
+        // `kubectl debug` looks at `details.name` of a 404).
+        if !details.is_empty() || self.code == 404 {
             body["details"] = Value::Object(details);
         }
         body["code"] = json!(self.code);
@@ -386,6 +424,11 @@ impl IntoResponse for ApiError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
+        // As kube-apiserver's response writer: a status asking to retry says when.
+        if let Some(seconds) = self.retry_after {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
         resp
     }
 }

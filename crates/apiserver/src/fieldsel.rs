@@ -26,6 +26,9 @@ fn supported(r: &ResourceInfo, field: &str) -> bool {
     if matches!(field, "metadata.name" | "metadata.namespace") {
         return true;
     }
+    if r.custom {
+        return r.selectable_fields.iter().any(|f| f == field);
+    }
     let extra: &[&str] = match (r.group.as_str(), r.plural.as_str()) {
         ("", "pods") => &[
             "spec.nodeName",

@@ -7,7 +7,8 @@ use crate::server::ServerState;
 use serde_json::{Value, json};
 use tidegate_schema::ResourceInfo;
 
-/// Finalizer kube-apiserver puts on CRDs so their objects are removed before they go.
+/// Finalizer kube-apiserver puts on a CRD when its deletion starts, so its objects are removed
+/// before it goes.
 pub const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
 fn is(r: &ResourceInfo, group: &str, plural: &str) -> bool {
@@ -37,14 +38,6 @@ pub fn prepare_create(r: &ResourceInfo, obj: &mut Value) {
         obj["status"] = json!({"phase": "Active"});
     }
     if is(r, "apiextensions.k8s.io", "customresourcedefinitions") {
-        let fins = meta_mut(obj)
-            .entry("finalizers")
-            .or_insert_with(|| json!([]));
-        if let Some(a) = fins.as_array_mut()
-            && !a.iter().any(|f| f == CRD_CLEANUP_FINALIZER)
-        {
-            a.push(json!(CRD_CLEANUP_FINALIZER));
-        }
         crd_status(obj);
     }
 }

@@ -15,6 +15,7 @@
 // not matter for the happy path.
 #![allow(clippy::result_large_err)]
 
+mod admission;
 mod allocate;
 pub mod auth;
 pub mod client_cert;
@@ -28,6 +29,7 @@ mod event_versions;
 mod fieldmanager;
 mod fieldsel;
 mod fieldvalidation;
+mod health;
 mod hooks;
 pub mod http;
 

@@ -16,40 +16,121 @@ pub fn split_resource(resource: &str) -> (&str, &str) {
     resource.split_once('/').unwrap_or(("", resource))
 }
 
-/// Whether objects of this resource carry `metadata.generation`.
+/// Whether objects of this resource carry `metadata.generation`: the kinds whose
+/// kube-apiserver registry strategy sets it on create, and every custom resource.
 pub fn tracks_generation(r: &ResourceInfo) -> bool {
-    if r.custom {
-        return true;
-    }
-    if matches!(
-        (r.group.as_str(), r.kind.as_str()),
-        ("", "Namespace")
-            | ("", "Service")
-            | ("", "Node")
-            | ("", "PersistentVolume")
-            | ("", "PersistentVolumeClaim")
-            | ("", "Endpoints")
-    ) {
-        return false;
-    }
-    let Some(def) = r
-        .definition
-        .as_ref()
-        .and_then(|d| tidegate_schema::builtin_definitions().get(d))
-    else {
-        return false;
-    };
-    def.pointer("/properties/spec").is_some()
+    r.custom
+        || matches!(
+            (r.group.as_str(), r.kind.as_str()),
+            ("", "Pod" | "PodTemplate" | "ReplicationController")
+                | (
+                    "apps",
+                    "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet"
+                )
+                | ("batch", "Job" | "CronJob")
+                | ("policy", "PodDisruptionBudget")
+                | (
+                    "networking.k8s.io",
+                    "Ingress" | "IngressClass" | "NetworkPolicy"
+                )
+                | ("discovery.k8s.io", "EndpointSlice")
+                | (
+                    "admissionregistration.k8s.io",
+                    "ValidatingWebhookConfiguration"
+                        | "MutatingWebhookConfiguration"
+                        | "ValidatingAdmissionPolicy"
+                        | "ValidatingAdmissionPolicyBinding"
+                        | "MutatingAdmissionPolicy"
+                        | "MutatingAdmissionPolicyBinding"
+                )
+                | ("apiextensions.k8s.io", "CustomResourceDefinition")
+                | (
+                    "flowcontrol.apiserver.k8s.io",
+                    "FlowSchema" | "PriorityLevelConfiguration"
+                )
+                | ("resource.k8s.io", "DeviceClass" | "ResourceSlice")
+                | ("scheduling.k8s.io", "PriorityClass")
+        )
 }
 
-/// Whether anything outside `metadata` and `status` differs.
-pub fn spec_changed(old: &Value, new: &Value) -> bool {
+/// Bumps `next`'s generation where its kind's registry strategy does on update: a change of
+/// the spec (everything outside `metadata` and `status`); for Deployments also of the
+/// annotations, for EndpointSlices of the labels, for custom resources without a status
+/// subresource of the status too; never for PriorityClasses. Runs after defaulting,
+/// so a write that only restates defaults changes nothing.
+pub fn bump_generation(r: &ResourceInfo, old: &Value, next: &mut Value) {
+    if !tracks_generation(r) || (r.group == "scheduling.k8s.io" && r.kind == "PriorityClass") {
+        return;
+    }
+    let with_status = r.custom && r.subresource("status").is_none();
+    let changed = spec_differs(old, next, with_status)
+        || (r.group == "apps"
+            && r.kind == "Deployment"
+            && old.pointer("/metadata/annotations") != next.pointer("/metadata/annotations"))
+        || (r.group == "discovery.k8s.io"
+            && old.pointer("/metadata/labels") != next.pointer("/metadata/labels"));
+    if !changed {
+        return;
+    }
+    let g = old
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    meta_mut(next).insert("generation".into(), json!(g + 1));
+}
+
+/// A DaemonSet's template generation, which the registry owns (a spec field inside
+/// kube-apiserver, this annotation outside): kept from the stored object whatever a client
+/// writes, and bumped when the pod template changes.
+pub fn daemonset_template_generation(r: &ResourceInfo, old: &Value, next: &mut Value) {
+    if r.custom || r.group != "apps" || r.kind != "DaemonSet" {
+        return;
+    }
+    let pointer = format!(
+        "/metadata/annotations/{}",
+        DAEMONSET_TEMPLATE_GENERATION
+            .replace('~', "~0")
+            .replace('/', "~1")
+    );
+    let Some(stored) = old
+        .pointer(&pointer)
+        .and_then(Value::as_str)
+        .and_then(|g| g.parse::<i64>().ok())
+    else {
+        return;
+    };
+    let changed = old.pointer("/spec/template") != next.pointer("/spec/template");
+    let value = if changed { stored + 1 } else { stored };
+    set_annotation(next, DAEMONSET_TEMPLATE_GENERATION, &value.to_string());
+}
+
+/// The annotation a DaemonSet's registry keeps its template generation in.
+pub const DAEMONSET_TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
+
+/// Sets one annotation, creating the map if needed.
+pub fn set_annotation(obj: &mut Value, key: &str, value: &str) {
+    let meta = meta_mut(obj);
+    let annotations = meta
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !annotations.is_object() {
+        *annotations = Value::Object(Map::new());
+    }
+    if let Some(a) = annotations.as_object_mut() {
+        a.insert(key.into(), json!(value));
+    }
+}
+
+/// Whether anything outside `metadata` (and `status`, unless `with_status`) differs.
+fn spec_differs(old: &Value, new: &Value, with_status: bool) -> bool {
     let strip = |v: &Value| -> Map<String, Value> {
         v.as_object()
             .map(|m| {
                 m.iter()
-                    .filter(|(k, _)| {
-                        !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind")
+                    .filter(|(k, _)| match k.as_str() {
+                        "metadata" | "apiVersion" | "kind" => false,
+                        "status" => with_status,
+                        _ => true,
                     })
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect()
@@ -174,6 +255,16 @@ pub fn delete(
         }
         let mut fins = finalizers(cur);
         let deleting = meta_str(cur, "deletionTimestamp").is_some();
+        // A CRD gets its cleanup finalizer when its deletion starts, as the CRD storage adds
+        // it (its objects go first).
+        if key.resource == crate::controllers::CRDS
+            && !deleting
+            && !fins
+                .iter()
+                .any(|f| f == crate::hooks::CRD_CLEANUP_FINALIZER)
+        {
+            fins.push(crate::hooks::CRD_CLEANUP_FINALIZER.to_string());
+        }
         let extra = match propagation {
             Propagation::Foreground => Some("foregroundDeletion"),
             Propagation::Orphan => Some("orphan"),
@@ -202,6 +293,15 @@ pub fn delete(
             let meta = meta_mut(&mut next);
             meta.insert("deletionTimestamp".into(), json!(now()));
             meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            // Marking an object for deletion bumps a generation it has (kube's
+            // BeforeDelete), so controllers see the change as one to observe.
+            if let Some(g) = meta
+                .get("generation")
+                .and_then(Value::as_i64)
+                .filter(|g| *g > 0)
+            {
+                meta.insert("generation".into(), json!(g + 1));
+            }
         }
         if key.resource == "/namespaces"
             && let Some(o) = next.as_object_mut()

@@ -84,6 +84,19 @@ fn definitions_for(resources: &[&ResourceInfo]) -> Map<String, Value> {
             }
         };
         collect_refs(&def, &mut todo);
+        if r.custom {
+            // kube-apiserver publishes each custom kind's list type beside it.
+            let list = json!({"type": "object", "required": ["items"],
+                "properties": {
+                    "apiVersion": {"type": "string"},
+                    "items": {"type": "array", "items": {"$ref": format!("#/definitions/{name}")}},
+                    "kind": {"type": "string"},
+                    "metadata": {"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"}},
+                "x-kubernetes-group-version-kind": [{"group": r.group, "version": r.version,
+                    "kind": format!("{}List", r.kind)}]});
+            collect_refs(&list, &mut todo);
+            out.insert(format!("{name}List"), list);
+        }
         out.insert(name, def);
     }
     for extra in [

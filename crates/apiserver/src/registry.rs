@@ -6,13 +6,20 @@ use std::sync::{Arc, RwLock};
 use tidegate_schema::ResourceInfo;
 
 /// Subresources of built-in kinds served besides every `status` and `scale`, as `(plural,
-/// subresource)`; the rest of Kubernetes' list (`pods/exec`, `services/proxy`, …) is neither
-/// served nor advertised.
+/// subresource)` (the connect ones answer as kube-apiserver does without a kubelet); the rest
+/// of Kubernetes' list (`pods/proxy`, `pods/resize`, `nodes/proxy`) is neither served nor
+/// advertised.
 const SERVED_SUBRESOURCES: &[(&str, &str)] = &[
     ("serviceaccounts", "token"),
     ("pods", "log"),
     ("pods", "eviction"),
     ("pods", "binding"),
+    ("pods", "ephemeralcontainers"),
+    ("pods", "exec"),
+    ("pods", "attach"),
+    ("pods", "portforward"),
+    ("services", "proxy"),
+    ("namespaces", "finalize"),
     ("certificatesigningrequests", "approval"),
 ];
 
@@ -34,26 +41,7 @@ pub struct GroupVersions {
     pub versions: Vec<String>,
 }
 
-/// Kubernetes' version priority: GA before beta before alpha, higher numbers first.
-pub fn version_priority(v: &str) -> (u8, u32, u32) {
-    let rest = v.strip_prefix('v').unwrap_or("");
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    let major = digits.parse::<u32>().unwrap_or(0);
-    let tail = &rest[digits.len()..];
-    if digits.is_empty() {
-        return (0, 0, 0);
-    }
-    let (stage, minor) = if tail.is_empty() {
-        (3, 0)
-    } else if let Some(n) = tail.strip_prefix("beta") {
-        (2, n.parse().unwrap_or(0))
-    } else if let Some(n) = tail.strip_prefix("alpha") {
-        (1, n.parse().unwrap_or(0))
-    } else {
-        (0, 0)
-    };
-    (stage, major, minor)
-}
+pub use tidegate_schema::version_priority;
 
 impl Catalogue {
     fn rebuild(builtin: &[ResourceInfo], crds: HashMap<String, Vec<Arc<ResourceInfo>>>) -> Self {

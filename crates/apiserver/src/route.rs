@@ -141,6 +141,11 @@ pub fn parse(path: &str) -> Option<Route> {
                     p.name = Some(name.to_string());
                     p.subresource = Some(sub.to_string());
                 }
+                // A proxy's path continues to the backend.
+                [name, "proxy", ..] => {
+                    p.name = Some(name.to_string());
+                    p.subresource = Some("proxy".into());
+                }
                 _ => return None,
             }
         }

@@ -233,16 +233,19 @@ impl ApiServer {
             rbac: Default::default(),
             authorization: config.authorization,
         });
-        bootstrap(&state);
-        if config.authorization == crate::auth::AuthorizationMode::Rbac {
-            crate::auth::bootstrap::ensure(&state);
-        }
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(io_err(format!("listening on {}", config.listen)))?;
         let addr = listener
             .local_addr()
             .map_err(io_err("reading the bound address"))?;
+        // Nothing is served before the accept loop starts: the bootstrap objects are written
+        // first, with the port the server listens on.
+        bootstrap(&state, addr.port());
+        if config.authorization == crate::auth::AuthorizationMode::Rbac {
+            crate::auth::bootstrap::ensure(&state);
+        }
+        state.store.start_history();
         let scheme = if config.tls { "https" } else { "http" };
         let url = format!("{scheme}://{addr}");
         let kubeconfig = tls::kubeconfig(&url, &credentials, config.tls);
@@ -300,7 +303,7 @@ impl ApiServer {
 }
 
 /// The namespaces every cluster starts with, and the CRDs already stored.
-fn bootstrap(state: &ServerState) {
+fn bootstrap(state: &ServerState, port: u16) {
     for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
         let namespace = json!({
             "apiVersion": "v1",
@@ -325,7 +328,7 @@ fn bootstrap(state: &ServerState) {
                 "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
                 "spec": {"clusterIP": ip, "clusterIPs": [ip], "internalTrafficPolicy": "Cluster",
                     "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
-                    "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+                    "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}],
                     "sessionAffinity": "None", "type": "ClusterIP"},
                 "status": {"loadBalancer": {}}}),
         ),
@@ -354,6 +357,32 @@ fn bootstrap(state: &ServerState) {
         if let Err(e) = crate::objects::create_if_missing(&state.store, &key, obj) {
             tracing::warn!(error = %e, object = %key.name, "bootstrap");
         }
+    }
+    for (name, value, description) in crate::admission::SYSTEM_PRIORITY_CLASSES {
+        let class = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": name, "generation": 1}, "value": value,
+            "description": description, "preemptionPolicy": "PreemptLowerPriority"});
+        let key = Key::new("scheduling.k8s.io/priorityclasses", "", name);
+        if let Err(e) = crate::objects::create_if_missing(&state.store, &key, class) {
+            tracing::warn!(error = %e, object = name, "bootstrap");
+        }
+    }
+    // The `kubernetes` Service points at the port this run listens on, as kube-apiserver's
+    // bootstrap controller keeps it.
+    let key = Key::new("/services", "default", "kubernetes");
+    let repointed = state.store.mutate::<crate::store::StoreError>(&key, |cur| {
+        let Some(cur) = cur else {
+            return Ok(crate::store::Change::Keep);
+        };
+        if cur.pointer("/spec/ports/0/targetPort") == Some(&json!(port)) {
+            return Ok(crate::store::Change::Keep);
+        }
+        let mut next = (**cur).clone();
+        next["spec"]["ports"][0]["targetPort"] = json!(port);
+        Ok(crate::store::Change::Put(next))
+    });
+    if let Err(e) = repointed {
+        tracing::warn!(error = %e, "bootstrap: the kubernetes Service's port");
     }
     let (crds, _) = state.store.list(crate::controllers::CRDS, None, None);
     for (_, crd) in crds {
@@ -396,21 +425,21 @@ async fn handle(state: Arc<ServerState>, req: Request<Body>) -> Response {
 async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response, ApiError> {
     let route = route::parse(req.uri().path());
     match route {
-        Some(Route::Health) => return Ok((StatusCode::OK, "ok").into_response()),
-        Some(Route::Metrics) => {
-            let text = format!(
-                "# HELP apiserver_request_total Requests served since the server started.\n# TYPE apiserver_request_total counter\napiserver_request_total {}\n",
-                state.requests.load(Ordering::Relaxed)
-            );
-            return Ok((StatusCode::OK, text).into_response());
-        }
+        Some(Route::Health) => return Ok(crate::health::answer(req.uri())),
         Some(Route::Version) => {
             return Ok(respond(StatusCode::OK, &version_body(), http::Format::Json));
         }
         _ => {}
     }
-    let Some(user) = crate::auth::authenticate(state, req.headers(), req.extensions()) else {
-        return Err(ApiError::unauthorized());
+    let rbac = state.authorization == crate::auth::AuthorizationMode::Rbac;
+    let user = match crate::auth::authenticate(state, req.headers(), req.extensions()) {
+        Some(user) => user,
+        // No credentials at all: kube-apiserver's anonymous user, whom RBAC then judges (it
+        // turns anonymous requests off when everything is allowed, as kube-apiserver does).
+        None if rbac && crate::auth::presents_no_credentials(req.headers(), req.extensions()) => {
+            crate::auth::UserInfo::anonymous()
+        }
+        None => return Err(ApiError::unauthorized()),
     };
     let user = crate::auth::impersonate::impersonate(user, req.headers(), |a| state.authorize(a))?;
     if state.authorization == crate::auth::AuthorizationMode::Rbac {
@@ -424,6 +453,13 @@ async fn route(state: &Arc<ServerState>, req: Request<Body>) -> Result<Response,
         state
             .authorize(&attrs)
             .map_err(|reason| attrs.forbidden(&reason))?;
+    }
+    if let Some(Route::Metrics) = route {
+        let text = format!(
+            "# HELP apiserver_request_total Requests served since the server started.\n# TYPE apiserver_request_total counter\napiserver_request_total {}\n",
+            state.requests.load(Ordering::Relaxed)
+        );
+        return Ok((StatusCode::OK, text).into_response());
     }
     let neg = negotiate(req.headers());
     let cat = state.registry.snapshot();

@@ -170,13 +170,22 @@ pub enum StoreError {
     /// Stored data could not be decoded.
     #[error("corrupt stored object {0}: {1}")]
     Corrupt(String, String),
-    /// A watch asked for history the log no longer holds.
+    /// A watch or list asked for history the log no longer holds.
     #[error("too old resource version: {requested} ({oldest})")]
     Expired {
         /// The revision asked for.
         requested: u64,
-        /// The oldest revision still available.
+        /// The oldest revision still answerable (kube-apiserver prints its watch cache's list
+        /// revision here).
         oldest: u64,
+    },
+    /// A read asked for a revision the store has not reached.
+    #[error("Too large resource version: {requested}, current: {current}")]
+    TooLarge {
+        /// The revision asked for.
+        requested: u64,
+        /// The store's revision.
+        current: u64,
     },
 }
 
@@ -518,6 +527,77 @@ impl Store {
         idx.rv
     }
 
+    /// As [`visit`](Store::visit), but the objects as they were at revision `at` (kube-apiserver's
+    /// `resourceVersionMatch=Exact` and the pages after a continue token): the current objects
+    /// with every change logged after `at` undone. `Expired` when the log no longer reaches back
+    /// to `at`; `TooLarge` when `at` is ahead of the store. Returns `at`.
+    pub fn visit_at(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        after: Option<&Key>,
+        at: u64,
+        mut visit: impl FnMut(&Key, &Bytes) -> bool,
+    ) -> Result<u64, StoreError> {
+        let idx = self.read();
+        if at > idx.rv {
+            return Err(StoreError::TooLarge {
+                requested: at,
+                current: idx.rv,
+            });
+        }
+        if at < idx.log_floor {
+            return Err(StoreError::Expired {
+                requested: at,
+                oldest: idx.log_floor,
+            });
+        }
+        let in_scope = |k: &Key| {
+            k.resource == resource
+                && namespace.is_none_or(|ns| k.namespace == ns)
+                && after.is_none_or(|a| k > a)
+        };
+        // The state at `at` of every object changed since: what the first later change found.
+        let mut then: BTreeMap<&Key, Option<&Bytes>> = BTreeMap::new();
+        let first = idx.log.partition_point(|e| e.rv <= at);
+        for e in idx.log.range(first..) {
+            if in_scope(&e.key) {
+                then.entry(&e.key).or_insert(e.prev_json.as_ref());
+            }
+        }
+        let start = match after {
+            Some(k) => std::ops::Bound::Excluded(k.clone()),
+            None => std::ops::Bound::Included(Key::new(resource, namespace.unwrap_or(""), "")),
+        };
+        let mut now = idx
+            .objects
+            .range((start, std::ops::Bound::Unbounded))
+            .take_while(|(k, _)| {
+                k.resource == resource && namespace.is_none_or(|ns| k.namespace == ns)
+            })
+            .filter(|(k, _)| !then.contains_key(k))
+            .peekable();
+        let mut old = then
+            .iter()
+            .filter_map(|(k, v)| v.map(|v| (*k, v)))
+            .peekable();
+        // Both are in key order: merge them.
+        loop {
+            let take_now = match (now.peek(), old.peek()) {
+                (Some((a, _)), Some((b, _))) => *a < *b,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let (k, v) = if take_now { now.next() } else { old.next() }
+                .unwrap_or_else(|| unreachable!("peeked"));
+            if !visit(k, v) {
+                break;
+            }
+        }
+        Ok(at)
+    }
+
     /// Number of objects of a resource (all namespaces).
     pub fn count(&self, resource: &str) -> usize {
         self.read()
@@ -677,11 +757,22 @@ impl Store {
         if from < idx.log_floor {
             return Err(StoreError::Expired {
                 requested: from,
-                oldest: idx.log_floor + 1,
+                oldest: idx.log_floor,
             });
         }
         let first = idx.log.partition_point(|e| e.rv <= from);
         Ok(idx.log.range(first..).take(limit).cloned().collect())
+    }
+
+    /// Forgets the history logged so far: watches and reads at revisions up to now answer
+    /// 410 Expired from here on. The server calls it when it starts serving, after writing its
+    /// bootstrap objects, as kube-apiserver's watch cache begins at the revision it was
+    /// initialised with.
+    pub fn start_history(&self) {
+        let mut idx = self.index.write().unwrap_or_else(|e| e.into_inner());
+        idx.log_floor = idx.rv;
+        idx.log.clear();
+        idx.log_bytes = 0;
     }
 
     /// Tells when the revision moves on: watches wait on it, then read

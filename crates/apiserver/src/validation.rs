@@ -140,7 +140,8 @@ pub fn validate_metadata_maps(meta: &Value) -> Vec<Cause> {
                 let mut total = 0;
                 for (k, v) in map {
                     total += k.len() + v.as_str().map_or(0, str::len);
-                    if !is_qualified_name(k) {
+                    // Annotation keys are checked in lower case (`ValidateAnnotations`).
+                    if !is_qualified_name(&k.to_lowercase()) {
                         out.push(Cause::invalid(
                             "metadata.annotations",
                             &Value::from(k.as_str()),

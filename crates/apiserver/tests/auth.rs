@@ -142,8 +142,8 @@ async fn reviews_tokens_and_identity() {
     let resources = t.ok(&["get", "--raw", "/api/v1"]);
     assert!(resources.contains("\"pods/log\"") && resources.contains("\"serviceaccounts/token\""));
     assert!(
-        !resources.contains("\"pods/exec\""),
-        "pods/exec is not served"
+        !resources.contains("\"pods/resize\""),
+        "pods/resize is not served"
     );
 }
 

@@ -625,13 +625,17 @@ async fn a_workload_that_degrades_later_fails_the_next_periodic_health_check() {
     })
     .await;
     // Let a few unchanged reconciles pass (the health check is then answered from the live
-    // index), then degrade the workload behind the controller's back.
+    // index), then degrade the workload behind the controller's back. Through a field manager
+    // of its own: what `kubectl` writes the controller takes over (as Flux's SSA cleanup does)
+    // and the next apply would remove the annotation again (and, the annotations of a
+    // Deployment being part of its generation, roll it back to health).
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert!(is(&ks(&env, "web"), "Healthy", "True"));
     env.server.ok(&[
         "-n",
         "apps",
         "annotate",
+        "--field-manager=chaos",
         "deployment/web",
         "tidegate.dev/simulate=fail",
     ]);

@@ -39,6 +39,38 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The warning for a `deprecated` version: its `deprecationWarning`, else kube's default
+/// (`<group>/<version> <Kind> is deprecated; use <group>/<newest> <Kind>`, naming the
+/// highest-priority served, non-deprecated version that outranks it).
+fn deprecation_warning(
+    v: &Value,
+    name: &str,
+    group: &str,
+    kind: &str,
+    versions: &[Value],
+) -> Option<String> {
+    if v.get("deprecated").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    if let Some(w) = v.get("deprecationWarning").and_then(Value::as_str) {
+        return Some(w.to_string());
+    }
+    let mut msg = format!("{group}/{name} {kind} is deprecated");
+    let newer = versions
+        .iter()
+        .filter(|o| {
+            o.get("served").and_then(Value::as_bool) == Some(true)
+                && o.get("deprecated").and_then(Value::as_bool) != Some(true)
+        })
+        .filter_map(|o| o.get("name").and_then(Value::as_str))
+        .filter(|o| crate::version_priority(o) > crate::version_priority(name))
+        .max_by_key(|o| crate::version_priority(o));
+    if let Some(newer) = newer {
+        msg.push_str(&format!("; use {group}/{newer} {kind}"));
+    }
+    Some(msg)
+}
+
 /// The resources a CRD serves, one per served version, in the order of `spec.versions`.
 ///
 /// Errors name the offending field so the API server can answer 422 Invalid with it.
@@ -187,6 +219,15 @@ pub fn resources_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, CrdError> {
             schema: v.pointer("/schema/openAPIV3Schema").cloned(),
             scale,
             custom: true,
+            selectable_fields: v
+                .get("selectableFields")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                .map(|p| p.trim_start_matches('.').to_string())
+                .collect(),
+            deprecation_warning: deprecation_warning(v, name, group, kind, versions),
         });
     }
     Ok(out)

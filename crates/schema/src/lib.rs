@@ -12,4 +12,4 @@ pub mod protobuf;
 pub mod resource;
 
 pub use builtin::{builtin_definitions, builtin_resources};
-pub use resource::{PrinterColumn, ResourceInfo, SubresourceInfo};
+pub use resource::{PrinterColumn, ResourceInfo, SubresourceInfo, version_priority};

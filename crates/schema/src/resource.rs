@@ -88,6 +88,21 @@ pub struct ResourceInfo {
     /// Whether this resource comes from a CustomResourceDefinition.
     #[serde(default)]
     pub custom: bool,
+    /// Fields a CRD version lets field selectors use (`selectableFields`, as dotted paths
+    /// without the leading dot: `spec.color`).
+    #[serde(
+        default,
+        rename = "selectableFields",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub selectable_fields: Vec<String>,
+    /// The warning every request to this version gets when the CRD marks it `deprecated`.
+    #[serde(
+        default,
+        rename = "deprecationWarning",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub deprecation_warning: Option<String>,
 }
 
 /// JSON paths a CRD's `scale` subresource reads.
@@ -132,4 +147,25 @@ impl ResourceInfo {
     pub fn subresource(&self, name: &str) -> Option<&SubresourceInfo> {
         self.subresources.iter().find(|s| s.name == name)
     }
+}
+
+/// Kubernetes' version priority: GA before beta before alpha, higher numbers first.
+pub fn version_priority(v: &str) -> (u8, u32, u32) {
+    let rest = v.strip_prefix('v').unwrap_or("");
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let major = digits.parse::<u32>().unwrap_or(0);
+    let tail = &rest[digits.len()..];
+    if digits.is_empty() {
+        return (0, 0, 0);
+    }
+    let (stage, minor) = if tail.is_empty() {
+        (3, 0)
+    } else if let Some(n) = tail.strip_prefix("beta") {
+        (2, n.parse().unwrap_or(0))
+    } else if let Some(n) = tail.strip_prefix("alpha") {
+        (1, n.parse().unwrap_or(0))
+    } else {
+        (0, 0)
+    };
+    (stage, major, minor)
 }

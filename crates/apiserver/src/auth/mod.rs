@@ -59,6 +59,16 @@ impl UserInfo {
         }
     }
 
+    /// `system:anonymous`, who a request without credentials is.
+    pub fn anonymous() -> UserInfo {
+        UserInfo {
+            username: "system:anonymous".into(),
+            uid: String::new(),
+            groups: vec!["system:unauthenticated".into()],
+            extra: json!({}),
+        }
+    }
+
     /// Its JSON form.
     pub fn to_json(&self) -> Value {
         let mut v = json!({"username": self.username, "groups": self.groups});
@@ -149,6 +159,16 @@ pub fn authenticate(
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let token = value.strip_prefix("Bearer ")?.trim();
     user_of_token(state, token)
+}
+
+/// Whether a request carries no credentials at all (neither a client certificate nor an
+/// `Authorization` header): only such a request is anonymous; one whose credentials fail is
+/// refused.
+pub fn presents_no_credentials(headers: &HeaderMap, extensions: &axum::http::Extensions) -> bool {
+    extensions
+        .get::<crate::listen::ClientCertificate>()
+        .is_none()
+        && headers.get(header::AUTHORIZATION).is_none()
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

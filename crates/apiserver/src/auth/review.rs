@@ -185,8 +185,15 @@ pub fn answer(req: &Req, mut obj: Value) -> Option<ApiResult<Response>> {
         _ => return None,
     };
     obj["status"] = status;
-    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        m.insert("creationTimestamp".into(), Value::Null);
+    // Reviews answer with metadata, empty if the request had none (clients decode the answer as
+    // an object and read its metadata); kube 1.35+ omits the zero creationTimestamp.
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        obj["metadata"] = json!({});
+    }
+    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        && m.get("creationTimestamp").is_some_and(Value::is_null)
+    {
+        m.remove("creationTimestamp");
     }
     Some(Ok(req.respond_object(StatusCode::CREATED, &obj)))
 }
@@ -225,6 +232,17 @@ fn bound_object(
         .pointer("/metadata/uid")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    if kind == "Pod"
+        && obj
+            .pointer("/spec/serviceAccountName")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            != name
+    {
+        return Err(ApiError::bad_request(format!(
+            "cannot bind token for serviceaccount {name:?} to pod running with different serviceaccount name."
+        )));
+    }
     if !uid.is_empty() && uid != actual {
         return Err(ApiError::conflict(
             "",

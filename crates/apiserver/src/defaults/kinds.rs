@@ -249,6 +249,9 @@ fn stateful_set(obj: &mut Value) {
     set(spec, "revisionHistoryLimit", json!(10));
     template_of(spec);
     for claim in each(spec.get_mut("volumeClaimTemplates")) {
+        // The claim templates are whole PersistentVolumeClaims to kube, typed as such.
+        set_str(claim, "apiVersion", "v1");
+        set_str(claim, "kind", "PersistentVolumeClaim");
         if let Some(s) = claim.get_mut("spec").and_then(Value::as_object_mut) {
             set_str(s, "volumeMode", "Filesystem");
         }
@@ -286,6 +289,7 @@ fn job(obj: &mut Value) {
         set(spec, "backoffLimit", json!(6));
         set(spec, "completionMode", json!("NonIndexed"));
         set(spec, "suspend", json!(false));
+        set(spec, "manualSelector", json!(false));
         if unset(spec, "podFailurePolicy") {
             set(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
         }
@@ -339,6 +343,10 @@ fn cron_job(obj: &mut Value) {
     set(spec, "suspend", json!(false));
     set(spec, "successfulJobsHistoryLimit", json!(3));
     set(spec, "failedJobsHistoryLimit", json!(1));
+    // The job template's metadata is a struct kube always writes, empty or not.
+    if let Some(template) = obj_entry(spec, "jobTemplate") {
+        obj_entry(template, "metadata");
+    }
     if let Some(job_spec) = spec
         .get_mut("jobTemplate")
         .and_then(|t| t.get_mut("spec"))

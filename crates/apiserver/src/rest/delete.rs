@@ -59,6 +59,19 @@ fn options(req: &Req, body: &[u8]) -> ApiResult<DeleteOptions> {
 /// set while finalizers remain).
 pub fn delete(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> {
     let o = options(req, body)?;
+    // The NamespaceLifecycle admission plugin keeps the namespaces the system needs.
+    if !req.res.custom
+        && req.res.group.is_empty()
+        && req.res.plural == "namespaces"
+        && matches!(name, "default" | "kube-system" | "kube-public")
+    {
+        return Err(ApiError::forbidden(
+            "",
+            "namespaces",
+            name,
+            "this namespace may not be deleted",
+        ));
+    }
     let out = objects::delete(
         &req.state.store,
         &req.key(name),
@@ -93,10 +106,10 @@ pub fn delete(req: &Req, name: &str, body: &[u8]) -> ApiResult<Response> {
 }
 
 /// Whether a completed DELETE answers the deleted object (kube-apiserver's registries with
-/// `ReturnDeletedObject`) rather than a `Status`.
+/// `ReturnDeletedObject`) rather than a `Status`. Custom resources answer a `Status`.
 fn returns_deleted_object(req: &Req) -> bool {
-    req.res.custom
-        || matches!(
+    !req.res.custom
+        && matches!(
             (req.res.group.as_str(), req.res.plural.as_str()),
             (
                 "",

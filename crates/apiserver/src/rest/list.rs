@@ -48,6 +48,38 @@ impl Selectors {
     }
 }
 
+/// A `resourceVersion` parameter's revision (400 when it is not a number, as kube-apiserver
+/// answers).
+fn parse_version(v: &str) -> ApiResult<u64> {
+    v.parse::<u64>().map_err(|_| {
+        ApiError::bad_request(format!(
+            "resourceVersion: Invalid value: \"{v}\": strconv.ParseUint: parsing \"{v}\": invalid syntax"
+        ))
+    })
+}
+
+fn version_number(v: &str) -> Option<u64> {
+    v.parse().ok().filter(|n| *n > 0)
+}
+
+/// kube-apiserver's answers for a list at a revision it cannot serve: the continue token's
+/// wording when a page's snapshot is gone, 410 for other compacted revisions, and the 504 that
+/// asks a client to retry a revision the store has not reached.
+fn list_error(e: crate::store::StoreError, paging: bool) -> ApiError {
+    match e {
+        crate::store::StoreError::Expired { .. } if paging => ApiError::gone(CONTINUE_EXPIRED),
+        crate::store::StoreError::Expired { .. } => {
+            ApiError::gone("The resourceVersion for the provided list is too old.")
+        }
+        crate::store::StoreError::TooLarge { requested, current } => {
+            ApiError::too_large_resource_version(requested, current)
+        }
+        other => ApiError::from(other),
+    }
+}
+
+const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
 fn encode_continue(rv: u64, key: &Key) -> String {
     let token = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{}\u{0}{}", key.namespace, key.name)});
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
@@ -70,9 +102,12 @@ fn decode_continue(token: &str, resource: &str) -> ApiResult<(u64, Key)> {
 /// Lists the collection.
 pub fn list(req: &Req) -> ApiResult<Response> {
     let sel = Selectors::from_req(req)?;
+    let version = req.q("resourceVersion").unwrap_or("");
+    let matching = req.q("resourceVersionMatch").unwrap_or("");
+    // `resourceVersion=0` is served from kube-apiserver's watch cache, which ignores `limit`.
     let limit = super::listoptions::ListOptions::from_req(req, false)?
         .limit
-        .filter(|n| *n > 0)
+        .filter(|n| *n > 0 && !(version == "0" && matching != "Exact"))
         .map(|n| n as usize);
     let storage = req.storage();
     let (token_rv, after) = match req.q("continue") {
@@ -82,32 +117,60 @@ pub fn list(req: &Req) -> ApiResult<Response> {
         }
         _ => (None, None),
     };
+    // The revision the list is read at: a continue token's (each page of one list is a
+    // snapshot), `resourceVersionMatch=Exact`'s, or a paged list's legacy exact version.
+    let exact = match token_rv {
+        Some(rv) => Some(rv),
+        None if matching == "Exact" || (matching.is_empty() && limit.is_some()) => match version {
+            "" | "0" => None,
+            v => Some(parse_version(v)?),
+        },
+        None => None,
+    };
     let ns = req.path.namespace.as_deref().filter(|_| req.res.namespaced);
     let mut items: Vec<Bytes> = Vec::new();
     let mut last_key = None;
     let mut more = false;
     let mut remaining = 0usize;
     let unfiltered = sel.is_empty();
-    let rv = req
-        .state
-        .store
-        .visit(&storage, ns, after.as_ref(), |key, json| {
-            if !unfiltered && !sel.matches_encoded(json) {
-                return true;
+    let visit = |key: &Key, json: &Bytes| {
+        if let Some(l) = limit
+            && items.len() >= l
+        {
+            // A full page with anything after it hands out a continue token, whether or not
+            // what follows matches the selector (kube-apiserver reads on by keys).
+            more = true;
+            if unfiltered {
+                remaining += 1;
             }
-            if let Some(l) = limit {
-                if items.len() >= l {
-                    more = true;
-                    remaining += 1;
-                    // Without a selector the remaining count is cheap to finish.
-                    return unfiltered;
+            // Without a selector the remaining count is cheap to finish.
+            return unfiltered;
+        }
+        if !unfiltered && !sel.matches_encoded(json) {
+            return true;
+        }
+        if limit.is_some() {
+            last_key = Some(key.clone());
+        }
+        items.push(json.clone());
+        true
+    };
+    let store = &req.state.store;
+    let rv = match exact {
+        Some(at) => store
+            .visit_at(&storage, ns, after.as_ref(), at, visit)
+            .map_err(|e| list_error(e, token_rv.is_some()))?,
+        None => {
+            if let (Some(min), "NotOlderThan" | "") = (version_number(version), matching) {
+                let current = store.revision();
+                if min > current {
+                    return Err(ApiError::too_large_resource_version(min, current));
                 }
-                last_key = Some(key.clone());
             }
-            items.push(json.clone());
-            true
-        });
-    let list_rv = token_rv.unwrap_or(rv);
+            store.visit(&storage, ns, after.as_ref(), visit)
+        }
+    };
+    let list_rv = rv;
     let mut meta = json!({"resourceVersion": list_rv.to_string()});
     if more && let Some(k) = &last_key {
         meta["continue"] = json!(encode_continue(list_rv, k));

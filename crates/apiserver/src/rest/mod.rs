@@ -1,5 +1,6 @@
 //! The REST verbs on resources: one file per verb, dispatched here.
 
+mod connect;
 mod create;
 mod delete;
 mod get;
@@ -181,6 +182,42 @@ impl Req {
         ))
     }
 
+    /// Checks the result of a JSON or JSON merge patch as kube-apiserver's patcher decodes it:
+    /// a value of the wrong type, or (under `Strict`) an unknown or duplicate field, is a 422
+    /// on the field `patch` whose value is the patched object (`"" is invalid: patch: Invalid
+    /// value: "{…}": …`).
+    pub fn check_patched(&self, obj: &mut Value, body: Option<&[u8]>) -> ApiResult<()> {
+        let patched = || serde_json::to_string(&*obj).unwrap_or_default();
+        let invalid = |patched: String, why: &str| {
+            let shown = Value::String(patched).to_string();
+            ApiError::invalid(
+                "",
+                "",
+                "",
+                vec![crate::error::Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!("Invalid value: {shown}: {why}"),
+                    field: "patch".into(),
+                }],
+            )
+        };
+        // A result that is no object at all is refused later, as the object unrecognized.
+        if obj.is_object()
+            && !self.res.custom
+            && let Some(def) = self.res.definition.as_deref()
+            && let Some(err) = crate::typecheck::first_error(def, obj)
+        {
+            return Err(invalid(patched(), &err));
+        }
+        let before = patched();
+        match self.check_fields(obj, body, false) {
+            Err(e) if e.code == 400 && e.message.starts_with("strict decoding error") => {
+                Err(invalid(before, &e.message))
+            }
+            other => other,
+        }
+    }
+
     /// Drops fields the resource's schema does not declare and applies the request's
     /// `fieldValidation` directive to them and to duplicate fields of a JSON `body`.
     /// `whole_body`: the object is a request body (create, update), not a patch result.
@@ -258,8 +295,7 @@ impl Req {
     fn add_warnings(&self, mut resp: Response) -> Response {
         let warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
         for w in warnings.iter() {
-            let text = format!("299 - \"{}\"", w.replace('\\', "\\\\").replace('"', "\\\""));
-            if let Ok(v) = axum::http::HeaderValue::from_str(&text) {
+            if let Some(v) = warning_header(w) {
                 resp.headers_mut().append(axum::http::header::WARNING, v);
             }
         }
@@ -337,8 +373,30 @@ async fn off_executor(
         .unwrap_or_else(|e| Err(ApiError::internal(format!("request handler failed: {e}"))))
 }
 
-/// Handles one resource request.
+/// Handles one resource request; a request to a deprecated CRD version is answered with its
+/// deprecation warning (`Warning: 299 - "…"`), success or not.
 pub async fn handle(req: Req, method: Method, body: Body) -> ApiResult<Response> {
+    let warning = req.res.deprecation_warning.clone();
+    let result = handle_verb(req, method, body).await;
+    let Some(w) = warning else {
+        return result;
+    };
+    let Some(value) = warning_header(&w) else {
+        return result;
+    };
+    let mut resp = result.unwrap_or_else(axum::response::IntoResponse::into_response);
+    resp.headers_mut()
+        .append(axum::http::header::WARNING, value);
+    Ok(resp)
+}
+
+/// A `Warning` header as kube-apiserver writes one: code 299, no agent, the text quoted.
+fn warning_header(text: &str) -> Option<axum::http::HeaderValue> {
+    let quoted = text.replace('\\', "\\\\").replace('"', "\\\"");
+    axum::http::HeaderValue::from_str(&format!("299 - \"{quoted}\"")).ok()
+}
+
+async fn handle_verb(req: Req, method: Method, body: Body) -> ApiResult<Response> {
     if req.res.namespaced && req.path.namespace.is_none() {
         // Collections of namespaced resources can be listed and watched across namespaces;
         // everything else needs a namespace in the path.
@@ -383,8 +441,16 @@ pub async fn handle(req: Req, method: Method, body: Body) -> ApiResult<Response>
             require_verb(&req.res, "get")?;
             get::get(&req, &name)
         }
-        ("GET", Some(name), Some("status" | "approval")) => get::get(&req, &name),
+        ("GET", Some(name), Some("status" | "approval" | "ephemeralcontainers")) => {
+            get::get(&req, &name)
+        }
         ("GET", Some(name), Some("scale")) => scale::get(&req, &name),
+        ("GET" | "POST", Some(name), Some("exec" | "attach" | "portforward")) => {
+            connect::pod(&req, &name)
+        }
+        (_, Some(name), Some("proxy")) if req.res.plural == "services" => {
+            connect::service_proxy(&req, &name)
+        }
         ("GET", Some(name), Some("log")) => pods::log(&req, &name),
         ("POST", Some(name), Some("eviction")) => {
             let body = crate::http::read_body(body).await?;

@@ -72,7 +72,7 @@ pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult
             write::update(req, name, part, Tracking::Update, None, |cur| {
                 let mut next = cur.clone();
                 json_patch::merge(&mut next, &p);
-                req.check_fields(&mut next, Some(body), false)?;
+                req.check_patched(&mut next, Some(body))?;
                 Ok(next)
             })?
         }
@@ -83,7 +83,7 @@ pub fn patch(req: &Req, name: &str, sub: Option<&str>, body: &[u8]) -> ApiResult
                 let mut next = cur.clone();
                 crate::jsonpatch::apply(&mut next, &p)
                     .map_err(|e| e.to_api(&req.res.group, &req.res.kind, name))?;
-                req.check_fields(&mut next, None, false)?;
+                req.check_patched(&mut next, None)?;
                 Ok(next)
             })?
         }

@@ -14,7 +14,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
-const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
+/// How often a watcher that asked for bookmarks gets one (kube-apiserver's watch cache: about
+/// every minute, and two seconds before the watch's deadline).
+const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
+const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
 /// The deadline of a watch whose `timeoutSeconds` lies beyond what a clock can hold.
 const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 const DEFAULT_TIMEOUT: u64 = 1800;
@@ -160,8 +163,14 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
                 "resourceVersion: Invalid value: \"{rv_param}\": must be an integer"
             ))
         })?;
-        // Answered now, before the stream starts: 410 Gone when the log no longer reaches back.
-        store.events_after(from, 0)?;
+        // History the log no longer holds: kube-apiserver's watch cache answers with a stream
+        // whose one event is an ERROR carrying the 410 Expired status.
+        if let Err(e) = store.events_after(from, 0) {
+            let status = ApiError::from(e).status_body();
+            let mut line = json!({"type": "ERROR", "object": status}).to_string();
+            line.push('\n');
+            return Ok(stream_response(Body::from(line)));
+        }
         (Vec::new(), from)
     };
     let mut w = Watcher {
@@ -196,8 +205,7 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
                 return;
             }
         }
-        let mut tick =
-            tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
+        let mut next_bookmark = next_bookmark_at(tokio::time::Instant::now(), deadline);
         loop {
             // Everything logged since the last line sent. A watcher whose client read too
             // slowly for the log to still hold its place is ended; the client resumes from its
@@ -209,7 +217,19 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
             for e in events {
                 last_rv = e.rv;
                 if let Some(t) = w.translate(&e) {
-                    let line = w.line_encoded(t, &e.json);
+                    let line = match (&e.kind, &e.prev_json) {
+                        // Leaving the selector: the last state that matched, at the event's
+                        // revision, as kube-apiserver's watch cache reports it.
+                        (EventType::Modified, Some(prev)) if t == "DELETED" => {
+                            let mut obj = (*crate::store::decode(prev)).clone();
+                            if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+                            {
+                                m.insert("resourceVersion".into(), json!(e.rv.to_string()));
+                            }
+                            w.line(t, &obj)
+                        }
+                        _ => w.line_encoded(t, &e.json),
+                    };
                     tokio::select! {
                         sent = tx.send(Ok(line)) => if sent.is_err() { return; },
                         _ = tokio::time::sleep_until(deadline) => return,
@@ -222,22 +242,46 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
             tokio::select! {
                 _ = tokio::time::sleep_until(deadline) => return,
                 _ = tx.closed() => return,
-                _ = tick.tick(), if bookmarks => {
+                _ = sleep_until_some(next_bookmark), if bookmarks && next_bookmark.is_some() => {
                     let b = w.bookmark(last_rv, false);
                     if tx.send(Ok(b)).await.is_err() { return; }
+                    next_bookmark = next_bookmark_at(tokio::time::Instant::now(), deadline);
                 }
                 changed = changes.changed() => if changed.is_err() { return; },
             }
         }
     });
-    let mut resp = (
-        StatusCode::OK,
-        Body::from_stream(ReceiverStream::new(body_rx)),
-    )
-        .into_response();
+    Ok(stream_response(Body::from_stream(ReceiverStream::new(
+        body_rx,
+    ))))
+}
+
+/// A watch's 200 answer with `body` as its stream of event lines.
+fn stream_response(body: Body) -> Response {
+    let mut resp = (StatusCode::OK, body).into_response();
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    Ok(resp)
+    resp
+}
+
+/// When the next bookmark is due: a minute on, or two seconds before the deadline if that
+/// comes first; none once that moment has passed.
+fn next_bookmark_at(
+    now: tokio::time::Instant,
+    deadline: tokio::time::Instant,
+) -> Option<tokio::time::Instant> {
+    let heartbeat = now + BOOKMARK_EVERY;
+    let at = deadline
+        .checked_sub(BOOKMARK_BEFORE_DEADLINE)
+        .map_or(heartbeat, |pre| pre.min(heartbeat));
+    (at >= now).then_some(at)
+}
+
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }

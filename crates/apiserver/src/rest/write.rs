@@ -19,6 +19,8 @@ pub enum Part {
     Status,
     /// A namespace's `finalize` subresource: only `spec.finalizers` changes.
     Finalize,
+    /// A pod's `ephemeralcontainers` subresource: only `spec.ephemeralContainers` changes.
+    EphemeralContainers,
 }
 
 impl Part {
@@ -29,6 +31,7 @@ impl Part {
             // A CertificateSigningRequest's approval changes its status conditions only.
             Some("status" | "approval") => Ok(Part::Status),
             Some("finalize") => Ok(Part::Finalize),
+            Some("ephemeralcontainers") => Ok(Part::EphemeralContainers),
             Some(_) => Err(ApiError::method_not_allowed()),
         }
     }
@@ -76,6 +79,7 @@ fn subresource_of(part: Part) -> &'static str {
         Part::Main => "",
         Part::Status => "status",
         Part::Finalize => "finalize",
+        Part::EphemeralContainers => "ephemeralcontainers",
     }
 }
 
@@ -277,6 +281,9 @@ fn prepare_create(req: &Req, mut obj: Value, tracking: Tracking) -> ApiResult<(S
             meta.insert("generation".into(), json!(1));
         }
     }
+    if !req.res.custom && req.res.group == "apps" && req.res.kind == "DaemonSet" {
+        objects::set_annotation(&mut obj, objects::DAEMONSET_TEMPLATE_GENERATION, "1");
+    }
     crate::defaults::on_create(&req.res, &mut obj);
     // A CertificateSigningRequest records who asked, as its registry strategy does.
     if !req.res.custom && req.res.kind == "CertificateSigningRequest" && obj["spec"].is_object() {
@@ -288,9 +295,12 @@ fn prepare_create(req: &Req, mut obj: Value, tracking: Tracking) -> ApiResult<(S
     }
     crate::defaults::apply(&req.res, &mut obj);
     if !req.res.custom && req.res.group.is_empty() && req.res.plural == "services" {
-        crate::allocate::service(&req.state, &mut obj, None);
+        crate::allocate::service(&req.state, &mut obj, None)?;
     }
     hooks::prepare_create(&req.res, &mut obj);
+    if !req.res.custom && req.res.group.is_empty() && req.res.kind == "Pod" {
+        crate::admission::pod(&req.state.store, req.namespace(), &mut obj)?;
+    }
     validate(req, &obj, None)?;
     if req.res.namespaced {
         objects::check_namespace(&req.state.store, req.namespace(), &req.storage())?;
@@ -354,7 +364,41 @@ fn merge_for_update(req: &Req, part: Part, old: &Value, mut new: Value) -> ApiRe
                 .unwrap_or(json!([]));
             next
         }
+        Part::EphemeralContainers => {
+            let mut next = old.clone();
+            match new.pointer("/spec/ephemeralContainers") {
+                Some(list) => next["spec"]["ephemeralContainers"] = list.clone(),
+                None => {
+                    if let Some(spec) = next.get_mut("spec").and_then(Value::as_object_mut) {
+                        spec.remove("ephemeralContainers");
+                    }
+                }
+            }
+            let causes = crate::immutable::ephemeral_containers_update(&next, old);
+            if !causes.is_empty() {
+                return Err(ApiError::invalid(
+                    &req.res.group,
+                    &req.res.kind,
+                    &name,
+                    causes,
+                ));
+            }
+            next
+        }
     };
+    // Ephemeral containers are added through their subresource only.
+    if part == Part::Main && !req.res.custom && req.res.group.is_empty() && req.res.kind == "Pod" {
+        match old.pointer("/spec/ephemeralContainers") {
+            Some(list) if next.get("spec").is_some_and(Value::is_object) => {
+                next["spec"]["ephemeralContainers"] = list.clone();
+            }
+            _ => {
+                if let Some(spec) = next.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.remove("ephemeralContainers");
+                }
+            }
+        }
+    }
     {
         let old_meta = old.get("metadata").cloned().unwrap_or(json!({}));
         let meta = meta_mut(&mut next);
@@ -382,13 +426,6 @@ fn merge_for_update(req: &Req, part: Part, old: &Value, mut new: Value) -> ApiRe
                 .cloned()
                 .unwrap_or(Value::Null),
         );
-    }
-    if objects::tracks_generation(&req.res) && objects::spec_changed(old, &next) {
-        let g = old
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        meta_mut(&mut next).insert("generation".into(), json!(g + 1));
     }
     if meta_str(old, "deletionTimestamp").is_some() {
         let before = finalizers(old);
@@ -429,9 +466,11 @@ fn decide_update(
     let mut next = merge_for_update(req, part, cur, proposal)?;
     crate::defaults::apply(&req.res, &mut next);
     if !req.res.custom && req.res.group.is_empty() && req.res.plural == "services" {
-        crate::allocate::service(&req.state, &mut next, Some(cur));
+        crate::allocate::service(&req.state, &mut next, Some(cur))?;
     }
     hooks::prepare_update(&req.res, cur, &mut next);
+    objects::bump_generation(&req.res, cur, &mut next);
+    objects::daemonset_template_generation(&req.res, cur, &mut next);
     validate(req, &next, Some(cur))?;
     if tracking == Tracking::Update {
         track(req, subresource, Some(cur), &mut next)?;

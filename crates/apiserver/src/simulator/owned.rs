@@ -195,6 +195,7 @@ fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<Option<Stri
     let current = sets.iter().find(|(_, rs)| {
         without_label(rs.pointer("/spec/template"), HASH_LABEL).as_ref() == template
     });
+    let copied = copied_annotations(dep);
     let new_key = match current {
         Some((k, rs)) => {
             // A rollback to an older template makes its ReplicaSet the newest revision.
@@ -202,6 +203,19 @@ fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<Option<Stri
                 let next = (max_revision + 1).to_string();
                 edit(state, k, |o| {
                     o["metadata"]["annotations"][REVISION] = json!(next);
+                })?;
+            }
+            let stale = copied.iter().any(|(a, v)| {
+                rs.pointer("/metadata/annotations").and_then(|m| m.get(a)) != Some(v)
+            });
+            if stale {
+                edit(state, k, |o| {
+                    if !o["metadata"]["annotations"].is_object() {
+                        o["metadata"]["annotations"] = json!({});
+                    }
+                    for (a, v) in &copied {
+                        o["metadata"]["annotations"][a] = v.clone();
+                    }
                 })?;
             }
             k.clone()
@@ -228,6 +242,16 @@ fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<Option<Stri
                 selector["matchLabels"] = json!({});
             }
             selector["matchLabels"][HASH_LABEL] = json!(hash);
+            let mut annotations = copied.clone();
+            annotations.insert(
+                "deployment.kubernetes.io/desired-replicas".into(),
+                json!(replicas.to_string()),
+            );
+            annotations.insert(
+                "deployment.kubernetes.io/max-replicas".into(),
+                json!((replicas + (replicas + 3) / 4).to_string()),
+            );
+            annotations.insert(REVISION.into(), json!((max_revision + 1).to_string()));
             let rs = json!({
                 "apiVersion": "apps/v1",
                 "kind": "ReplicaSet",
@@ -236,11 +260,7 @@ fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<Option<Stri
                     "namespace": ns,
                     "generation": 1,
                     "labels": labels,
-                    "annotations": {
-                        "deployment.kubernetes.io/desired-replicas": replicas.to_string(),
-                        "deployment.kubernetes.io/max-replicas": (replicas + (replicas + 3) / 4).to_string(),
-                        REVISION: (max_revision + 1).to_string(),
-                    },
+                    "annotations": annotations,
                     "ownerReferences": [controller_ref(dep)],
                 },
                 "spec": {"replicas": replicas, "selector": selector, "template": t},
@@ -283,6 +303,27 @@ fn deployment(state: &ServerState, key: &Key, dep: &Value) -> Result<Option<Stri
         }
     }
     Ok(revision)
+}
+
+/// The Deployment's annotations its ReplicaSets carry (the deployment controller's
+/// `copyDeploymentAnnotationsToReplicaSet`): all but the last applied configuration and the
+/// controller's own bookkeeping. `kubernetes.io/change-cause` travels so, for `rollout history`.
+fn copied_annotations(dep: &Value) -> Map<String, Value> {
+    const SKIP: [&str; 6] = [
+        "kubectl.kubernetes.io/last-applied-configuration",
+        REVISION,
+        "deployment.kubernetes.io/revision-history",
+        "deployment.kubernetes.io/desired-replicas",
+        "deployment.kubernetes.io/max-replicas",
+        "deprecated.deployment.rollback.to",
+    ];
+    dep.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !SKIP.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn scaled(state: &ServerState, dep: &Value, rs: &str, from: i64, to: i64) {
@@ -380,6 +421,17 @@ fn pods(
             if let Some(svc) = owner.pointer("/spec/serviceName") {
                 spec["subdomain"] = svc.clone();
             }
+            // Each claim template becomes the pod's volume of that name, on its own claim.
+            for (claim, pvc) in claim_names(owner, index) {
+                if !spec["volumes"].is_array() {
+                    spec["volumes"] = json!([]);
+                }
+                if let Some(volumes) = spec["volumes"].as_array_mut() {
+                    volumes.retain(|v| v.get("name").and_then(Value::as_str) != Some(&claim));
+                    volumes
+                        .push(json!({"name": claim, "persistentVolumeClaim": {"claimName": pvc}}));
+                }
+            }
         }
         let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec});
         if create(state, &Key::new("/pods", ns, &pod_name), pod)? {
@@ -455,10 +507,86 @@ fn controller_revision(
     Ok(name)
 }
 
+/// A StatefulSet's claim per template for pod `ordinal`: `(template name, claim name)`.
+fn claim_names(sts: &Value, ordinal: i64) -> Vec<(String, String)> {
+    let set = meta_str(sts, "name").unwrap_or("");
+    sts.pointer("/spec/volumeClaimTemplates")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.pointer("/metadata/name").and_then(Value::as_str))
+        .map(|t| (t.to_string(), format!("{t}-{set}-{ordinal}")))
+        .collect()
+}
+
+/// The claims of pod `ordinal`, made from the volumeClaimTemplates when missing (labelled with
+/// the selector's labels, owned by the set when its retention policy deletes them with it),
+/// as the StatefulSet controller makes them before the pod; claims are never deleted here.
+fn stateful_claims(
+    state: &ServerState,
+    key: &Key,
+    sts: &Value,
+    ordinal: i64,
+) -> Result<(), StoreError> {
+    let set = &key.name;
+    let templates = sts
+        .pointer("/spec/volumeClaimTemplates")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let owned_by_set = sts.pointer("/spec/persistentVolumeClaimRetentionPolicy/whenDeleted")
+        == Some(&json!("Delete"));
+    for (template, (_, claim)) in templates.iter().zip(claim_names(sts, ordinal)) {
+        let mut pvc = template.clone();
+        if !pvc["metadata"].is_object() {
+            pvc["metadata"] = json!({});
+        }
+        pvc["apiVersion"] = json!("v1");
+        pvc["kind"] = json!("PersistentVolumeClaim");
+        pvc["metadata"]["name"] = json!(claim);
+        pvc["metadata"]["namespace"] = json!(key.namespace);
+        if !pvc["metadata"]["labels"].is_object() {
+            pvc["metadata"]["labels"] = json!({});
+        }
+        for (k, v) in sts
+            .pointer("/spec/selector/matchLabels")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            pvc["metadata"]["labels"][k] = v.clone();
+        }
+        if owned_by_set {
+            pvc["metadata"]["ownerReferences"] = json!([controller_ref(sts)]);
+        }
+        if let Some(m) = pvc.as_object_mut() {
+            m.remove("status");
+        }
+        let pvc_key = Key::new("/persistentvolumeclaims", &key.namespace, &claim);
+        if create(state, &pvc_key, pvc)? {
+            events::record(
+                state,
+                sts,
+                Event::normal(
+                    "statefulset-controller",
+                    "SuccessfulCreate",
+                    format!(
+                        "create Claim {claim} Pod {set}-{ordinal} in StatefulSet {set} success"
+                    ),
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 fn stateful_set(state: &ServerState, key: &Key, sts: &Value) -> Result<(), StoreError> {
     let revision = controller_revision(state, key, sts)?;
     let name = key.name.clone();
     let want = int(sts, "/spec/replicas", 1);
+    for ordinal in 0..want.max(0) {
+        stateful_claims(state, key, sts, ordinal)?;
+    }
     pods(
         state,
         key,
@@ -482,7 +610,14 @@ fn stateful_set(state: &ServerState, key: &Key, sts: &Value) -> Result<(), Store
 fn daemon_set(state: &ServerState, key: &Key, ds: &Value) -> Result<(), StoreError> {
     let revision = controller_revision(state, key, ds)?;
     let hash = revision.rsplit('-').next().unwrap_or_default().to_string();
-    let generation = int(ds, "/metadata/generation", 1).to_string();
+    // The pod template's generation, as the DaemonSet controller labels pods with it.
+    let generation = ds
+        .pointer("/metadata/annotations/deprecated.daemonset.template.generation")
+        .and_then(Value::as_str)
+        .map_or_else(
+            || int(ds, "/metadata/generation", 1).to_string(),
+            str::to_string,
+        );
     pods(
         state,
         key,

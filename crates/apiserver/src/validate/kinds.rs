@@ -6,7 +6,10 @@ use serde_json::{Value, json};
 pub(super) fn validate(v: &mut Causes, group: &str, kind: &str, obj: &Value, old: Option<&Value>) {
     let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
     match (group, kind) {
-        ("", "Pod") => pod::spec(v, "spec", &spec),
+        ("", "Pod") => {
+            pod::spec(v, "spec", &spec);
+            pod::only_for_pod(v, &spec);
+        }
         ("apps", "Deployment" | "ReplicaSet") => {
             v.non_negative("spec.replicas", spec.get("replicas"));
             selector_and_template(v, &spec, "deployment", true);
@@ -27,37 +30,22 @@ pub(super) fn validate(v: &mut Causes, group: &str, kind: &str, obj: &Value, old
                 }
             }
         }
-        ("apps", "StatefulSet") => {
-            v.non_negative("spec.replicas", spec.get("replicas"));
-            if let Some(p) = spec.get("podManagementPolicy").and_then(Value::as_str)
-                && p != "OrderedReady"
-                && p != "Parallel"
-            {
-                v.invalid(
-                    "spec.podManagementPolicy",
-                    &json!(p),
-                    "must be 'OrderedReady' or 'Parallel'",
-                );
-            }
-            selector_and_template(v, &spec, "statefulset", true);
-            for key in ["whenDeleted", "whenScaled"] {
-                v.one_of(
-                    &format!("spec.persistentVolumeClaimRetentionPolicy.{key}"),
-                    spec.pointer(&format!("/persistentVolumeClaimRetentionPolicy/{key}")),
-                    &["Retain", "Delete"],
-                );
-            }
-        }
+        ("apps", "StatefulSet") => stateful_set(v, &spec),
         ("apps", "DaemonSet") => selector_and_template(v, &spec, "daemonset", false),
         ("batch", "Job") => job_spec(v, "spec", &spec),
-        ("batch", "CronJob") => cron_job(v, obj, &spec),
+        ("batch", "CronJob") => cron_job(v, obj, &spec, old.is_none()),
         ("", "Service") => service(v, &spec),
         ("networking.k8s.io", "Ingress") => ingress(v, &spec),
         ("networking.k8s.io", "NetworkPolicy") => network_policy(v, &spec),
         ("", "ConfigMap") => {
             config_keys(v, obj, "data");
             config_keys(v, obj, "binaryData");
+            // The whole object's path (`field.NewPath("")`) prints as `[]`.
+            if stored_size(obj, "data", false) + stored_size(obj, "binaryData", true) > MAX_SIZE {
+                v.too_long("[]", MAX_SIZE);
+            }
         }
+        ("", "Event") => event(v, obj),
         ("", "Secret") => secret(v, obj, old),
         ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => rules(v, obj, kind == "Role"),
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
@@ -73,6 +61,21 @@ pub(super) fn validate(v: &mut Causes, group: &str, kind: &str, obj: &Value, old
 /// The selector, the template's labels matching it, the pod spec, and the restart policy a
 /// controller allows (`Always`).
 fn selector_and_template(v: &mut Causes, spec: &Value, what: &str, selector_required: bool) {
+    selector_matching_template(v, spec, what, selector_required);
+    if let Some(pod_spec) = spec.pointer("/template/spec") {
+        pod::spec(v, "spec.template.spec", pod_spec);
+        let owner = if what == "daemonset" {
+            "DaemonSet"
+        } else {
+            "ReplicaSet"
+        };
+        long_running(v, pod_spec, owner);
+    }
+}
+
+/// The selector (required, not empty) and the template's labels matching it; a missing
+/// selector matches nothing, as `LabelSelectorAsSelector(nil)` does.
+fn selector_matching_template(v: &mut Causes, spec: &Value, what: &str, selector_required: bool) {
     let selector = spec.get("selector").filter(|s| !s.is_null());
     match selector {
         None if selector_required => v.required("spec.selector"),
@@ -94,30 +97,56 @@ fn selector_and_template(v: &mut Causes, spec: &Value, what: &str, selector_requ
             "`selector` does not match template `labels`",
         );
     }
+}
+
+/// What a controller that keeps its pods running allows of their spec: `restartPolicy:
+/// Always` and no `activeDeadlineSeconds` (`owner` names the controller as kube's message does).
+fn long_running(v: &mut Causes, pod_spec: &Value, owner: &str) {
+    match pod_spec.get("restartPolicy").and_then(Value::as_str) {
+        None | Some("Always") => {}
+        Some(other) => v.not_supported(
+            "spec.template.spec.restartPolicy",
+            &json!(other),
+            &["Always"],
+        ),
+    }
+    if pod_spec
+        .get("activeDeadlineSeconds")
+        .is_some_and(|d| !d.is_null())
+    {
+        v.forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            &format!("activeDeadlineSeconds in {owner} is not Supported"),
+        );
+    }
+}
+
+/// `ValidateStatefulSetSpec`: kube-apiserver does not validate a StatefulSet's pod spec (its
+/// containers may mount the volumeClaimTemplates, which are not among the template's volumes);
+/// it checks the selector against the template's labels, the restart policy and
+/// `activeDeadlineSeconds`.
+fn stateful_set(v: &mut Causes, spec: &Value) {
+    if let Some(p) = spec.get("podManagementPolicy").and_then(Value::as_str)
+        && p != "OrderedReady"
+        && p != "Parallel"
+    {
+        v.invalid(
+            "spec.podManagementPolicy",
+            &json!(p),
+            "must be 'OrderedReady' or 'Parallel'",
+        );
+    }
+    for key in ["whenDeleted", "whenScaled"] {
+        v.one_of(
+            &format!("spec.persistentVolumeClaimRetentionPolicy.{key}"),
+            spec.pointer(&format!("/persistentVolumeClaimRetentionPolicy/{key}")),
+            &["Retain", "Delete"],
+        );
+    }
+    v.non_negative("spec.replicas", spec.get("replicas"));
+    selector_matching_template(v, spec, "statefulset", true);
     if let Some(pod_spec) = spec.pointer("/template/spec") {
-        pod::spec(v, "spec.template.spec", pod_spec);
-        match pod_spec.get("restartPolicy").and_then(Value::as_str) {
-            None | Some("Always") => {}
-            Some(other) => v.not_supported(
-                "spec.template.spec.restartPolicy",
-                &json!(other),
-                &["Always"],
-            ),
-        }
-        if pod_spec
-            .get("activeDeadlineSeconds")
-            .is_some_and(|d| !d.is_null())
-        {
-            let owner = if what == "statefulset" {
-                "StatefulSet"
-            } else {
-                "ReplicaSet"
-            };
-            v.forbidden(
-                "spec.template.spec.activeDeadlineSeconds",
-                &format!("activeDeadlineSeconds in {owner} is not Supported"),
-            );
-        }
+        long_running(v, pod_spec, "StatefulSet");
     }
 }
 
@@ -216,16 +245,9 @@ fn job_spec(v: &mut Causes, path: &str, spec: &Value) {
     }
 }
 
-fn cron_job(v: &mut Causes, obj: &Value, spec: &Value) {
-    if let Some(name) = obj.pointer("/metadata/name").and_then(Value::as_str)
-        && name.len() > 52
-    {
-        v.invalid(
-            "metadata.name",
-            &json!(name),
-            "must be no more than 52 characters",
-        );
-    }
+/// `ValidateCronJobCreate`/`Update`: the spec in kube's order, then (on create only) the name's
+/// length, which leaves room for the Jobs' suffix.
+fn cron_job(v: &mut Causes, obj: &Value, spec: &Value, create: bool) {
     match spec
         .get("schedule")
         .and_then(Value::as_str)
@@ -238,11 +260,18 @@ fn cron_job(v: &mut Causes, obj: &Value, spec: &Value) {
             }
         }
     }
+    v.non_negative(
+        "spec.startingDeadlineSeconds",
+        spec.get("startingDeadlineSeconds"),
+    );
     v.one_of(
         "spec.concurrencyPolicy",
         spec.get("concurrencyPolicy"),
         &["Allow", "Forbid", "Replace"],
     );
+    if let Some(job) = spec.pointer("/jobTemplate/spec") {
+        job_spec(v, "spec.jobTemplate.spec", job);
+    }
     v.non_negative(
         "spec.successfulJobsHistoryLimit",
         spec.get("successfulJobsHistoryLimit"),
@@ -251,8 +280,15 @@ fn cron_job(v: &mut Causes, obj: &Value, spec: &Value) {
         "spec.failedJobsHistoryLimit",
         spec.get("failedJobsHistoryLimit"),
     );
-    if let Some(job) = spec.pointer("/jobTemplate/spec") {
-        job_spec(v, "spec.jobTemplate.spec", job);
+    if create
+        && let Some(name) = obj.pointer("/metadata/name").and_then(Value::as_str)
+        && name.len() > 52
+    {
+        v.invalid(
+            "metadata.name",
+            &json!(name),
+            "must be no more than 52 characters",
+        );
     }
 }
 
@@ -351,7 +387,11 @@ fn service(v: &mut Causes, spec: &Value) {
     let ports = items(spec.get("ports"));
     let headless = s(spec, "clusterIP") == Some("None");
     if ty == "ExternalName" {
-        match s(spec, "externalName").filter(|n| !n.is_empty()) {
+        // A fully qualified name's trailing dot is allowed: the rest must be a subdomain.
+        match s(spec, "externalName")
+            .map(|n| n.strip_suffix('.').unwrap_or(n))
+            .filter(|n| !n.is_empty())
+        {
             None => v.required("spec.externalName"),
             Some(n) if !crate::validation::is_subdomain(n) => {
                 v.invalid(
@@ -485,8 +525,15 @@ fn ingress(v: &mut Causes, spec: &Value) {
             match backend.get("service") {
                 Some(svc) => {
                     let port = svc.get("port");
-                    let name = port.and_then(|p| p.get("name")).and_then(Value::as_str);
-                    let number = port.and_then(|p| p.get("number")).and_then(Value::as_i64);
+                    // An empty name and a zero number are unset, as Go's zero values.
+                    let name = port
+                        .and_then(|p| p.get("name"))
+                        .and_then(Value::as_str)
+                        .filter(|n| !n.is_empty());
+                    let number = port
+                        .and_then(|p| p.get("number"))
+                        .and_then(Value::as_i64)
+                        .filter(|n| *n != 0);
                     match (name, number) {
                         (None, None) => v.required_because(
                             &format!("{pat}.backend"),
@@ -596,8 +643,57 @@ fn config_keys(v: &mut Causes, obj: &Value, field: &str) {
     }
 }
 
+/// The most a ConfigMap's or Secret's values may hold (`core.MaxSecretSize`).
+const MAX_SIZE: usize = 1024 * 1024;
+
+/// The bytes the values of map `field` hold (`base64`: values are base64, counted decoded).
+fn stored_size(obj: &Value, field: &str, base64: bool) -> usize {
+    obj.get(field)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, v)| v.as_str())
+        .map(|s| {
+            if base64 {
+                let padding = s.bytes().rev().take_while(|b| *b == b'=').count();
+                (s.len() / 4 * 3).saturating_sub(padding)
+            } else {
+                s.len()
+            }
+        })
+        .sum()
+}
+
+/// A core Event (`legacyValidateEvent`): one without `eventTime` must sit in its involved
+/// object's namespace (or, for a cluster-scoped object, in `default`); one with it, about a
+/// cluster-scoped object, in `default` or `kube-system`.
+fn event(v: &mut Causes, obj: &Value) {
+    let namespace = s(obj.get("metadata").unwrap_or(&Value::Null), "namespace").unwrap_or("");
+    let involved = obj
+        .pointer("/involvedObject/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let new_style = obj.get("eventTime").is_some_and(|t| !t.is_null());
+    let ok = match (new_style, involved.is_empty()) {
+        (false, true) => namespace.is_empty() || namespace == "default",
+        (false, false) => namespace == involved,
+        (true, true) => namespace == "default" || namespace == "kube-system",
+        (true, false) => true,
+    };
+    if !ok {
+        v.invalid(
+            "involvedObject.namespace",
+            &json!(involved),
+            "does not match event.namespace",
+        );
+    }
+}
+
 fn secret(v: &mut Causes, obj: &Value, old: Option<&Value>) {
     config_keys(v, obj, "data");
+    if stored_size(obj, "data", true) > MAX_SIZE {
+        v.too_long("data", MAX_SIZE);
+    }
     let ty = s(obj, "type").unwrap_or("Opaque");
     if let Some(old_ty) = old.and_then(|o| s(o, "type"))
         && old_ty != ty
@@ -782,7 +878,12 @@ fn pvc(v: &mut Causes, spec: &Value) {
             v.not_supported("spec.accessModes", m, &known);
         }
     }
-    if modes.len() > 1 && modes.iter().any(|m| m == "ReadWriteOncePod") {
+    // ReadWriteOncePod beside another supported mode (unknown modes and repeats don't count).
+    let other_supported = modes.iter().any(|m| {
+        m.as_str()
+            .is_some_and(|m| m != "ReadWriteOncePod" && known.contains(&m))
+    });
+    if other_supported && modes.iter().any(|m| m == "ReadWriteOncePod") {
         v.forbidden(
             "spec.accessModes",
             "may not use ReadWriteOncePod with other access modes",

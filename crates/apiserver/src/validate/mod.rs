@@ -72,6 +72,14 @@ impl Causes {
         });
     }
 
+    fn too_long(&mut self, field: &str, max: usize) {
+        self.0.push(Cause {
+            reason: "FieldValueTooLong".into(),
+            message: format!("Too long: may not be more than {max} bytes"),
+            field: field.into(),
+        });
+    }
+
     fn forbidden(&mut self, field: &str, why: &str) {
         self.0.push(Cause::forbidden(field, why));
     }
@@ -147,7 +155,7 @@ impl Causes {
 
 /// A value as Kubernetes 1.34+ renders it in errors: strings quoted, maps as JSON with sorted
 /// keys, `null` for nothing.
-fn render(v: &Value) -> String {
+pub(crate) fn render(v: &Value) -> String {
     match v {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();

@@ -63,10 +63,24 @@ pub(super) fn spec(v: &mut Causes, path: &str, spec: &Value) {
             "must be between 1 and 2147483647, inclusive",
         );
     }
-    v.non_negative(
-        &format!("{path}.terminationGracePeriodSeconds"),
-        spec.get("terminationGracePeriodSeconds"),
-    );
+}
+
+/// What kube checks of a Pod's containers beyond `ValidatePodSpec` (`validateContainersOnlyForPod`):
+/// images without surrounding whitespace.
+pub(super) fn only_for_pod(v: &mut Causes, spec: &Value) {
+    for list in ["containers", "initContainers"] {
+        for (i, c) in items(spec.get(list)).iter().enumerate() {
+            if let Some(image) = s(c, "image")
+                && image.len() != image.trim().len()
+            {
+                v.invalid(
+                    &format!("spec.{list}[{i}].image"),
+                    &json!(image),
+                    "must not have leading or trailing whitespace",
+                );
+            }
+        }
+    }
 }
 
 fn containers_of(
@@ -83,7 +97,8 @@ fn containers_of(
             None => v.required(&format!("{at}.name")),
             Some(name) => v.dns_label(&format!("{at}.name"), name),
         }
-        if s(c, "image").is_none_or(|i| i.trim().is_empty()) {
+        // Only an empty image is missing: " " is a placeholder pod templates may carry.
+        if s(c, "image").is_none_or(str::is_empty) {
             v.required(&format!("{at}.image"));
         }
         v.one_of(
