@@ -140,25 +140,26 @@ fn shown(v: &Value) -> String {
 /// Validates `v` against `schema` at `path`, collecting causes.
 #[cfg(test)]
 fn validate(schema: &Value, v: &Value, path: &str, out: &mut Vec<Cause>) {
-    validate_update(schema, v, None, path, true, out);
+    let mut rules = Vec::new();
+    validate_update(schema, v, None, path, &mut rules, out);
+    out.extend(rules);
 }
 
 /// Validates `v`, which replaces `old` (an update) or nothing, against `schema` at `path`:
-/// the structural checks, then the node's CEL rules (transition rules see `old`).
+/// the structural checks into `out`, the nodes' CEL rules (transition rules see `old`) into
+/// `rules`, each node's before its children's.
 fn validate_update(
     schema: &Value,
     v: &Value,
     old: Option<&Value>,
     path: &str,
-    cel: bool,
+    rules: &mut Vec<Cause>,
     out: &mut Vec<Cause>,
 ) {
     if !check_type(schema, v, path, out) {
         return;
     }
-    if cel {
-        crate::crd_cel::check(schema, v, old, path, out);
-    }
+    crate::crd_cel::check(schema, v, old, path, rules);
     if let Some(options) = schema.get("enum").and_then(Value::as_array)
         && !options.contains(v)
     {
@@ -285,12 +286,19 @@ fn validate_update(
             if let Some(item_schema) = schema.get("items") {
                 for (i, it) in items.iter().enumerate() {
                     let before = old.and_then(|o| correlated_item(schema, it, o));
-                    validate_update(item_schema, it, before, &format!("{path}[{i}]"), cel, out);
+                    validate_update(item_schema, it, before, &format!("{path}[{i}]"), rules, out);
                 }
             }
         }
         Value::Object(map) => {
-            validate_object(schema, map, old.and_then(Value::as_object), path, cel, out);
+            validate_object(
+                schema,
+                map,
+                old.and_then(Value::as_object),
+                path,
+                rules,
+                out,
+            );
         }
         _ => {}
     }
@@ -300,7 +308,8 @@ fn validate_update(
                 .iter()
                 .map(|s| {
                     let mut c = Vec::new();
-                    validate_update(s, v, old, path, cel, &mut c);
+                    // An alternative is judged by its structure alone.
+                    validate_update(s, v, old, path, &mut Vec::new(), &mut c);
                     c
                 })
                 .collect();
@@ -400,7 +409,7 @@ fn validate_object(
     map: &Map<String, Value>,
     old: Option<&Map<String, Value>>,
     path: &str,
-    cel: bool,
+    rules: &mut Vec<Cause>,
     out: &mut Vec<Cause>,
 ) {
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
@@ -424,9 +433,9 @@ fn validate_object(
     for (k, v) in map {
         let before = old.and_then(|o| o.get(k));
         if let Some(sub) = props.and_then(|p| p.get(k)) {
-            validate_update(sub, v, before, &child(path, k), cel, out);
+            validate_update(sub, v, before, &child(path, k), rules, out);
         } else if let Some(add) = additional {
-            validate_update(add, v, before, &child(path, k), cel, out);
+            validate_update(add, v, before, &child(path, k), rules, out);
         }
     }
 }
@@ -541,15 +550,6 @@ pub fn apply_defaults(schema: &Value, value: &mut Value, root: bool) {
     }
 }
 
-/// Whether a schema holds a validation rule anywhere.
-fn has_rules(schema: &Value) -> bool {
-    match schema {
-        Value::Object(m) => m.contains_key("x-kubernetes-validations") || m.values().any(has_rules),
-        Value::Array(a) => a.iter().any(has_rules),
-        _ => false,
-    }
-}
-
 /// Validates a custom resource (metadata aside) against its version's schema; `old` is the
 /// object it replaces on an update (for CEL transition rules).
 pub fn validate_custom(r: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
@@ -573,10 +573,16 @@ pub fn validate_custom(r: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Ve
             }
         }
         let old_body = old.and_then(Value::as_object);
-        // The structural checks first: when one of them blocks (a wrong type, a required or
-        // unsupported value, too long, too many), kube-apiserver runs no validation rule and
-        // says so.
-        validate_object(&schema, &body, old_body, "", false, &mut out);
+        // One walk: the structural causes, and apart the validation rules' (the root's, which
+        // see the whole object with its metadata, first; a root path prints as `<nil>`, as
+        // kube-apiserver prints it). When a structural cause blocks (a wrong type, a required
+        // or unsupported value, too long, too many), kube-apiserver reports no rule and says
+        // so; otherwise the rules' causes follow the structural ones.
+        let mut rules = Vec::new();
+        if let Some(root) = r.schema.as_ref() {
+            crate::crd_cel::check(root, obj, old, "<nil>", &mut rules);
+        }
+        validate_object(&schema, &body, old_body, "", &mut rules, &mut out);
         let blocking = out.iter().any(|c| {
             matches!(
                 c.reason.as_str(),
@@ -593,17 +599,8 @@ pub fn validate_custom(r: &ResourceInfo, obj: &Value, old: Option<&Value>) -> Ve
                 &Value::Null,
                 "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
             ));
-            return out;
-        }
-        if !has_rules(&schema) {
-            return out;
-        }
-        out.clear();
-        validate_object(&schema, &body, old_body, "", true, &mut out);
-        // Rules on the root see the whole object, metadata included (a root path prints as
-        // `<nil>`, as kube-apiserver prints it).
-        if let Some(root) = r.schema.as_ref() {
-            crate::crd_cel::check(root, obj, old, "<nil>", &mut out);
+        } else {
+            out.extend(rules);
         }
     }
     out
