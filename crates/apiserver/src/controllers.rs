@@ -86,7 +86,8 @@ pub(crate) fn namespace_defaults(state: &ServerState, ns: &str) {
 }
 
 fn handle(state: &ServerState, e: &Notice) {
-    let obj = &e.object;
+    let object = e.object();
+    let obj = &*object;
     let deleting = meta_str(obj, "deletionTimestamp").is_some();
     // Namespaces.
     if e.key.resource == NAMESPACES && e.kind == EventType::Added && !deleting {
@@ -108,7 +109,7 @@ fn handle(state: &ServerState, e: &Notice) {
         namespace_cleanup(
             state,
             &e.key.name,
-            e.prev
+            e.prev()
                 .as_deref()
                 .is_none_or(|p| meta_str(p, "deletionTimestamp").is_none()),
         );

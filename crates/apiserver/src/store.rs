@@ -90,16 +90,47 @@ impl StoreEvent {
     }
 }
 
-/// A change as the server's own controllers receive it: the event with its objects decoded
-/// (they were in hand when it was written). Dereferences to the [`StoreEvent`].
+/// A change as the server's own controllers receive it: the event, with its objects decoded
+/// when they are small (the writer had them in hand). A large object (a Service's endpoints
+/// listing hundreds of Pods) waits in the queue as its encoding only, and each consumer that
+/// looks decodes it for the time it needs it: decoded, the queue of a busy namespace held
+/// hundreds of MiB. Dereferences to the [`StoreEvent`].
 #[derive(Debug)]
 pub struct Notice {
     /// The logged event.
     pub event: Arc<StoreEvent>,
+    object: Option<Arc<Value>>,
+    prev: Option<Arc<Value>>,
+}
+
+/// Objects whose encoding is at most this long travel to the server's controllers decoded.
+const NOTICE_DECODED_BYTES: usize = 16 << 10;
+
+impl Notice {
+    fn new(event: Arc<StoreEvent>, object: Arc<Value>, prev: Option<Arc<Value>>) -> Notice {
+        let small = |json: &Bytes| json.len() <= NOTICE_DECODED_BYTES;
+        Notice {
+            object: small(&event.json).then_some(object),
+            prev: prev.filter(|_| event.prev_json.as_ref().is_some_and(small)),
+            event,
+        }
+    }
+
     /// The object after the change.
-    pub object: Arc<Value>,
-    /// The object before the change.
-    pub prev: Option<Arc<Value>>,
+    pub fn object(&self) -> Arc<Value> {
+        match &self.object {
+            Some(o) => o.clone(),
+            None => decode(&self.event.json),
+        }
+    }
+
+    /// The object before the change, if it existed.
+    pub fn prev(&self) -> Option<Arc<Value>> {
+        match &self.prev {
+            Some(p) => Some(p.clone()),
+            None => self.event.prev_json.as_deref().map(decode),
+        }
+    }
 }
 
 impl std::ops::Deref for Notice {
@@ -200,11 +231,59 @@ struct Index {
     /// The revision of the last write to each resource written since the store opened.
     written: HashMap<String, u64>,
     rv: u64,
-    log: VecDeque<Arc<StoreEvent>>,
+    /// Each resource's history, as kube-apiserver keeps a watch cache per resource: a flood
+    /// of changes to one resource (a fleet's EndpointSlices) does not expire the watches of
+    /// the others.
+    log: HashMap<String, History>,
+    /// The events all histories hold.
+    log_events: usize,
     /// The sum of the logged events' `bytes`.
     log_bytes: usize,
-    /// Every revision above this one is in `log`.
-    log_floor: u64,
+    /// Where history starts: the floor of a resource with no history of its own yet.
+    log_start: u64,
+}
+
+/// The logged changes of one resource, oldest first.
+#[derive(Default)]
+struct History {
+    events: VecDeque<Arc<StoreEvent>>,
+    bytes: usize,
+    /// Every change of the resource at a revision above this one is in `events`.
+    floor: u64,
+}
+
+impl Index {
+    /// The revision above which `resource`'s history is complete.
+    fn floor(&self, resource: &str) -> u64 {
+        self.log.get(resource).map_or(self.log_start, |h| h.floor)
+    }
+
+    /// Drops the oldest events until the log is within `limits`, always from the history that
+    /// holds the most (bytes when over the byte budget, else events), so a flood of one
+    /// resource pays for itself. Each history keeps its newest event: when the largest holds
+    /// only that, trimming stops there rather than emptying the others for it.
+    fn trim(&mut self, limits: LogLimits) {
+        loop {
+            let over_bytes = self.log_bytes > limits.bytes;
+            if !over_bytes && self.log_events <= limits.events {
+                return;
+            }
+            let largest = self
+                .log
+                .values_mut()
+                .max_by_key(|h| if over_bytes { h.bytes } else { h.events.len() });
+            let Some(history) = largest.filter(|h| h.events.len() > 1) else {
+                return;
+            };
+            let Some(e) = history.events.pop_front() else {
+                return;
+            };
+            history.floor = e.rv;
+            history.bytes -= e.bytes;
+            self.log_bytes -= e.bytes;
+            self.log_events -= 1;
+        }
+    }
 }
 
 /// A resource's current objects and the revision they are at.
@@ -356,9 +435,10 @@ impl Store {
             per_namespace: HashMap::new(),
             written: HashMap::new(),
             rv: 0,
-            log: VecDeque::new(),
+            log: HashMap::new(),
+            log_events: 0,
             log_bytes: 0,
-            log_floor: 0,
+            log_start: 0,
         };
         let conn = match dir {
             None => None,
@@ -411,7 +491,7 @@ impl Store {
                 Some(conn)
             }
         };
-        index.log_floor = index.rv;
+        index.log_start = index.rv;
         let (events, _) = broadcast::channel(BROADCAST_CAPACITY);
         let (revision, _) = watch::channel(index.rv);
         Ok(Store {
@@ -435,7 +515,7 @@ impl Store {
     /// The events and bytes the watch log holds now.
     pub fn log_usage(&self) -> (usize, usize) {
         let idx = self.read();
-        (idx.log.len(), idx.log_bytes)
+        (idx.log_events, idx.log_bytes)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Index> {
@@ -546,10 +626,11 @@ impl Store {
                 current: idx.rv,
             });
         }
-        if at < idx.log_floor {
+        let floor = idx.floor(resource);
+        if at < floor {
             return Err(StoreError::Expired {
                 requested: at,
-                oldest: idx.log_floor,
+                oldest: floor,
             });
         }
         let in_scope = |k: &Key| {
@@ -559,10 +640,12 @@ impl Store {
         };
         // The state at `at` of every object changed since: what the first later change found.
         let mut then: BTreeMap<&Key, Option<&Bytes>> = BTreeMap::new();
-        let first = idx.log.partition_point(|e| e.rv <= at);
-        for e in idx.log.range(first..) {
-            if in_scope(&e.key) {
-                then.entry(&e.key).or_insert(e.prev_json.as_ref());
+        if let Some(history) = idx.log.get(resource) {
+            let first = history.events.partition_point(|e| e.rv <= at);
+            for e in history.events.range(first..) {
+                if in_scope(&e.key) {
+                    then.entry(&e.key).or_insert(e.prev_json.as_ref());
+                }
             }
         }
         let start = match after {
@@ -725,43 +808,54 @@ impl Store {
             prev_json,
             bytes,
         });
-        idx.log.push_back(event.clone());
+        let start = idx.log_start;
+        let history = idx
+            .log
+            .entry(key.resource.clone())
+            .or_insert_with(|| History {
+                floor: start,
+                ..History::default()
+            });
+        history.events.push_back(event.clone());
+        history.bytes += bytes;
         idx.log_bytes += bytes;
-        // The newest event always stays, whatever its size.
-        while idx.log.len() > 1
-            && (idx.log.len() > self.limits.events || idx.log_bytes > self.limits.bytes)
-        {
-            if let Some(e) = idx.log.pop_front() {
-                idx.log_floor = e.rv;
-                idx.log_bytes -= e.bytes;
-            }
-        }
+        idx.log_events += 1;
+        idx.trim(self.limits);
         // Sent while the index lock is held, so a consumer that subscribes under the read lock
         // sees each event exactly once: either in the index it reads or from the channel.
-        let _ = self.events.send(Arc::new(Notice {
-            event,
-            object,
-            prev,
-        }));
+        let _ = self.events.send(Arc::new(Notice::new(event, object, prev)));
         self.revision.send_replace(rv);
     }
 
-    /// The logged events after revision `from`, oldest first, at most `limit` of them. Fails
-    /// with `Expired` when the log no longer reaches back to `from`.
+    /// The logged events of `resource` after revision `from`, oldest first, at most `limit` of
+    /// them, and the revision the reader has then seen everything of `resource` up to: the
+    /// store's revision when nothing is left, else the last event's. Fails with `Expired` when
+    /// the resource's history no longer reaches back to `from`.
     pub fn events_after(
         &self,
+        resource: &str,
         from: u64,
         limit: usize,
-    ) -> Result<Vec<Arc<StoreEvent>>, StoreError> {
+    ) -> Result<(Vec<Arc<StoreEvent>>, u64), StoreError> {
         let idx = self.read();
-        if from < idx.log_floor {
+        let floor = idx.floor(resource);
+        if from < floor {
             return Err(StoreError::Expired {
                 requested: from,
-                oldest: idx.log_floor,
+                oldest: floor,
             });
         }
-        let first = idx.log.partition_point(|e| e.rv <= from);
-        Ok(idx.log.range(first..).take(limit).cloned().collect())
+        let Some(history) = idx.log.get(resource) else {
+            return Ok((Vec::new(), idx.rv.max(from)));
+        };
+        let first = history.events.partition_point(|e| e.rv <= from);
+        let events: Vec<_> = history.events.range(first..).take(limit).cloned().collect();
+        let seen = if first + events.len() == history.events.len() {
+            idx.rv.max(from)
+        } else {
+            events.last().map_or(from, |e| e.rv)
+        };
+        Ok((events, seen))
     }
 
     /// Forgets the history logged so far: watches and reads at revisions up to now answer
@@ -770,8 +864,9 @@ impl Store {
     /// initialised with.
     pub fn start_history(&self) {
         let mut idx = self.index.write().unwrap_or_else(|e| e.into_inner());
-        idx.log_floor = idx.rv;
+        idx.log_start = idx.rv;
         idx.log.clear();
+        idx.log_events = 0;
         idx.log_bytes = 0;
     }
 
@@ -836,6 +931,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    const CM: &str = "/configmaps";
+
     fn put(store: &Store, name: &str, data: &str) -> Outcome {
         store
             .mutate::<StoreError>(&Key::new("/configmaps", "default", name), |_| {
@@ -881,18 +978,24 @@ mod tests {
         let mut changes = store.revision_changes();
         put(&store, "a", "1");
         put(&store, "b", "1");
-        let backlog = store.events_after(1, usize::MAX).expect("watch");
+        let backlog = store.events_after(CM, 1, usize::MAX).expect("watch").0;
         assert_eq!(backlog.len(), 1);
         assert_eq!(backlog[0].key.name, "b");
         assert!(changes.has_changed().expect("open"));
         changes.borrow_and_update();
         put(&store, "c", "1");
         assert_eq!(*changes.borrow_and_update(), 3);
-        let e = store.events_after(2, usize::MAX).expect("log");
+        let e = store.events_after(CM, 2, usize::MAX).expect("log").0;
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].rv, 3);
         assert_eq!(e[0].kind, EventType::Added);
-        assert!(store.events_after(3, usize::MAX).expect("log").is_empty());
+        assert!(
+            store
+                .events_after(CM, 3, usize::MAX)
+                .expect("log")
+                .0
+                .is_empty()
+        );
     }
 
     #[test]
@@ -905,10 +1008,10 @@ mod tests {
             put(&store, &format!("o{i}"), "x");
         }
         assert!(matches!(
-            store.events_after(1, usize::MAX),
+            store.events_after(CM, 1, usize::MAX),
             Err(StoreError::Expired { requested: 1, .. })
         ));
-        assert!(store.events_after(3, usize::MAX).is_ok());
+        assert!(store.events_after(CM, 3, usize::MAX).is_ok());
     }
 
     #[test]
@@ -927,11 +1030,15 @@ mod tests {
         assert!(bytes <= limit, "{bytes} bytes in the log");
         assert!((3..10).contains(&events), "{events} events in the log");
         assert!(matches!(
-            store.events_after(100, usize::MAX),
+            store.events_after(CM, 100, usize::MAX),
             Err(StoreError::Expired { .. })
         ));
         assert_eq!(
-            store.events_after(199, usize::MAX).expect("recent").len(),
+            store
+                .events_after(CM, 199, usize::MAX)
+                .expect("recent")
+                .0
+                .len(),
             1
         );
         // One object larger than the whole budget is still logged (the newest event stays).
@@ -939,8 +1046,72 @@ mod tests {
         put(&store, "big", &huge);
         assert_eq!(store.log_usage().0, 1);
         assert_eq!(
-            store.events_after(200, usize::MAX).expect("newest").len(),
+            store
+                .events_after(CM, 200, usize::MAX)
+                .expect("newest")
+                .0
+                .len(),
             1
         );
+    }
+
+    #[test]
+    fn a_flood_of_one_resource_does_not_expire_the_history_of_others() {
+        let store = Store::open(None).expect("open").with_log_limits(LogLimits {
+            events: 100_000,
+            bytes: 64 << 10,
+        });
+        let deployment = Key::new("apps/deployments", "bench", "k1-podinfo");
+        let write_deployment = |replicas: u64| {
+            store
+                .mutate::<StoreError>(&deployment, |_| {
+                    Ok(Change::Put(json!({"metadata": {"name": "k1-podinfo"},
+                        "status": {"readyReplicas": replicas}})))
+                })
+                .expect("deployment")
+        };
+        write_deployment(0);
+        let watched_from = store.revision();
+        write_deployment(1);
+        // Large, frequent rewrites of another resource: far more than the whole budget.
+        let slice = "x".repeat(16 << 10);
+        for i in 0..200 {
+            put(&store, &format!("slice-{}", i % 7), &slice);
+        }
+        let (events, seen) = store
+            .events_after("apps/deployments", watched_from, usize::MAX)
+            .expect("the deployments' history still reaches back");
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].object()["status"]["readyReplicas"], json!(1));
+        // Caught up: everything of the resource up to the store's revision has been seen.
+        assert_eq!(seen, store.revision());
+        // The flooded resource paid for its own flood, and the budget held.
+        assert!(matches!(
+            store.events_after(CM, watched_from, usize::MAX),
+            Err(StoreError::Expired { .. })
+        ));
+        let (_, bytes) = store.log_usage();
+        assert!(
+            bytes <= (64 << 10) + 2 * (16 << 10) + 1024,
+            "{bytes} bytes logged"
+        );
+        // A page read at a revision of the quiet resource's history is still served.
+        let mut names = Vec::new();
+        store
+            .visit_at("apps/deployments", None, None, watched_from, |k, json| {
+                names.push((
+                    k.name.clone(),
+                    decode(json)["status"]["readyReplicas"].clone(),
+                ));
+                true
+            })
+            .expect("at a revision");
+        assert_eq!(names, vec![("k1-podinfo".to_string(), json!(0))]);
+        // One event larger than the whole budget stays alone, and takes nobody's history.
+        put(&store, "huge", &"y".repeat(128 << 10));
+        let (events, _) = store
+            .events_after("apps/deployments", watched_from, usize::MAX)
+            .expect("still reaches back");
+        assert_eq!(events.len(), 1);
     }
 }

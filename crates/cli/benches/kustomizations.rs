@@ -15,7 +15,8 @@
 //! Run with `cargo bench -p tidegate --bench kustomizations` (`TIDEGATE_BENCH_N=100,500` to
 //! choose sizes, `TIDEGATE_BENCH_NOOP_SECS` for the no-op windows, `TIDEGATE_BENCH_SPLIT=1` to
 //! run the API server and the controllers as two processes and measure the controllers' memory
-//! alone); figures go to docs/benchmarks.md.
+//! alone, `TIDEGATE_BENCH_SHAPE=shared` to put every app into one namespace); figures go to
+//! docs/benchmarks.md.
 
 mod fleet;
 #[path = "../../source/tests/support/mod.rs"]
@@ -71,8 +72,15 @@ async fn run_one(n: usize, noop_window: Duration, split: bool) {
         "GitRepository",
         "gitrepositories",
     );
+    // `TIDEGATE_BENCH_SHAPE=shared`: every app in one namespace (`targetNamespace: shared`,
+    // `namePrefix: k<i>-`), so every Service selects every Pod, as in issue 54's report.
+    let shared = std::env::var("TIDEGATE_BENCH_SHAPE").is_ok_and(|v| v == "shared");
     let mut names = vec!["bench".to_string()];
-    names.extend((0..n).map(|i| format!("app-{i}")));
+    if shared {
+        names.push("shared".to_string());
+    } else {
+        names.extend((0..n).map(|i| format!("app-{i}")));
+    }
     fleet.namespaces(&names).await;
 
     let started = Instant::now();
@@ -86,12 +94,17 @@ async fn run_one(n: usize, noop_window: Duration, split: bool) {
     let ks: Api<DynamicObject> = Api::namespaced_with(client.clone(), "bench", &ks_res);
     let objects = (0..n)
         .map(|i| {
-            json!({
+            let mut k = json!({
                 "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
                 "metadata": {"name": format!("app-{i}"), "namespace": "bench"},
                 "spec": {"interval": "60s", "path": "./app", "prune": true, "wait": true,
                     "timeout": "5m", "targetNamespace": format!("app-{i}"),
-                    "sourceRef": {"kind": "GitRepository", "name": "podinfo"}}})
+                    "sourceRef": {"kind": "GitRepository", "name": "podinfo"}}});
+            if shared {
+                k["spec"]["targetNamespace"] = json!("shared");
+                k["spec"]["namePrefix"] = json!(format!("k{i}-"));
+            }
+            k
         })
         .collect();
     fleet.create_all(&ks, objects).await;

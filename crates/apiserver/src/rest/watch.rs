@@ -165,7 +165,7 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
         })?;
         // History the log no longer holds: kube-apiserver's watch cache answers with a stream
         // whose one event is an ERROR carrying the 410 Expired status.
-        if let Err(e) = store.events_after(from, 0) {
+        if let Err(e) = store.events_after(&storage, from, 0) {
             let status = ApiError::from(e).status_body();
             let mut line = json!({"type": "ERROR", "object": status}).to_string();
             line.push('\n');
@@ -210,12 +210,11 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
             // Everything logged since the last line sent. A watcher whose client read too
             // slowly for the log to still hold its place is ended; the client resumes from its
             // last resourceVersion, or re-lists on 410 Gone.
-            let Ok(events) = store.events_after(last_rv, BATCH) else {
+            let Ok((events, seen)) = store.events_after(&w.storage, last_rv, BATCH) else {
                 return;
             };
             let more = events.len() == BATCH;
             for e in events {
-                last_rv = e.rv;
                 if let Some(t) = w.translate(&e) {
                     let line = match (&e.kind, &e.prev_json) {
                         // Leaving the selector: the last state that matched, at the event's
@@ -236,6 +235,9 @@ pub async fn watch(req: Req) -> ApiResult<Response> {
                     }
                 }
             }
+            // Nothing else of this resource happened up to `seen`: bookmarks and resumptions
+            // start there, as kube-apiserver's watch cache moves on with etcd's progress.
+            last_rv = seen;
             if more {
                 continue;
             }

@@ -51,47 +51,51 @@ enum Outcome {
 /// to "roll out".
 pub async fn run(state: Arc<ServerState>, delay: Duration) {
     let mut rx = state.store.subscribe();
-    let pending: Arc<Mutex<HashSet<Key>>> = Arc::default();
+    let sim = Simulator {
+        state,
+        pending: Arc::default(),
+        endpoints: Arc::default(),
+        delay,
+    };
     for resource in RESOURCES.iter().chain(&["/services"]) {
-        for key in state.store.keys_of_resource(resource) {
-            schedule(&state, &pending, key, delay);
+        for key in sim.state.store.keys_of_resource(resource) {
+            sim.schedule(key);
         }
     }
+    let state = &sim.state;
     loop {
         match rx.recv().await {
             Ok(e) => {
                 // Services' endpoints follow the Service and the Pods of its namespace.
                 if e.key.resource == "/services" {
-                    schedule(&state, &pending, e.key.clone(), delay);
+                    sim.schedule(e.key.clone());
                 }
+                // Every Service of the namespace, in one pass.
                 if e.key.resource == "/pods" {
-                    for svc in state.store.keys_of_resource("/services") {
-                        if svc.namespace == e.key.namespace {
-                            schedule(&state, &pending, svc, delay);
-                        }
+                    sim.schedule(Key::new("/services", &e.key.namespace, ""));
+                }
+                if e.kind == EventType::Deleted {
+                    let object = e.object();
+                    if e.key.resource == "/persistentvolumeclaims" {
+                        owned::release_volume(state, &object);
                     }
-                }
-                if e.kind == EventType::Deleted && e.key.resource == "/persistentvolumeclaims" {
-                    owned::release_volume(&state, &e.object);
-                }
-                // A controller replaces what it owns when it goes.
-                if e.kind == EventType::Deleted
-                    && let Some(owner) = controller_of(&state, &e.object)
-                {
-                    schedule(&state, &pending, owner, delay);
-                }
-                if e.kind != EventType::Deleted
-                    && RESOURCES.contains(&e.key.resource.as_str())
-                    && desired_status(&e.key.resource, &e.object)
-                        .is_some_and(|s| e.object.get("status") != Some(&s))
-                {
-                    schedule(&state, &pending, e.key.clone(), delay);
+                    // A controller replaces what it owns when it goes.
+                    if let Some(owner) = controller_of(state, &object) {
+                        sim.schedule(owner);
+                    }
+                } else if RESOURCES.contains(&e.key.resource.as_str()) {
+                    let object = e.object();
+                    if desired_status(&e.key.resource, &object)
+                        .is_some_and(|s| object.get("status") != Some(&s))
+                    {
+                        sim.schedule(e.key.clone());
+                    }
                 }
             }
             Err(RecvError::Lagged(_)) => {
-                for resource in RESOURCES {
+                for resource in RESOURCES.iter().chain(&["/services"]) {
                     for key in state.store.keys_of_resource(resource) {
-                        schedule(&state, &pending, key, delay);
+                        sim.schedule(key);
                     }
                 }
             }
@@ -113,62 +117,79 @@ fn controller_of(state: &ServerState, obj: &Value) -> Option<Key> {
     RESOURCES.contains(&key.resource.as_str()).then_some(key)
 }
 
-fn schedule(
-    state: &Arc<ServerState>,
-    pending: &Arc<Mutex<HashSet<Key>>>,
-    key: Key,
+/// The simulator's shared state: what is due, and what the endpoints controllers wrote.
+struct Simulator {
+    state: Arc<ServerState>,
+    /// Keys with a pass due (a Service key without a name: every Service of the namespace).
+    pending: Arc<Mutex<HashSet<Key>>>,
+    endpoints: Arc<endpoints::Written>,
     delay: Duration,
-) {
-    if !pending
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key.clone())
-    {
-        return;
-    }
-    let state = state.clone();
-    let pending = pending.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(delay).await;
-        pending
+}
+
+impl Simulator {
+    /// Plays the controller of `key` after the delay (once, however often it is asked
+    /// meanwhile).
+    fn schedule(&self, key: Key) {
+        if !self
+            .pending
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(&key);
-        if key.resource == "/services" {
-            if let Err(e) = endpoints::sync(&state, &key) {
-                tracing::warn!(error = %e, service = %key.name, "endpoints");
-            }
+            .insert(key.clone())
+        {
             return;
         }
-        let annotations = match state.store.get(&key) {
-            Some(cur) => owned::sync(&state, &key, &cur),
-            None => Vec::new(),
-        };
-        // The status and the annotations the controller keeps on the object, in one write.
-        let result = state.store.mutate::<StoreError>(&key, |cur| {
-            let Some(cur) = cur else {
-                return Ok(Change::Keep);
+        let state = self.state.clone();
+        let pending = self.pending.clone();
+        let written = self.endpoints.clone();
+        let delay = self.delay;
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&key);
+            if key.resource == "/services" {
+                if key.name.is_empty() {
+                    // Every Service of a namespace, possibly hundreds: off the async workers.
+                    let _ = tokio::task::spawn_blocking(move || {
+                        endpoints::sync_namespace(&state, &written, &key.namespace)
+                    })
+                    .await;
+                } else if let Err(e) = endpoints::sync(&state, &written, &key) {
+                    tracing::warn!(error = %e, service = %key.name, namespace = %key.namespace, "endpoints");
+                }
+                return;
+            }
+            let annotations = match state.store.get(&key) {
+                Some(cur) => owned::sync(&state, &key, &cur),
+                None => Vec::new(),
             };
-            if meta_str(cur, "deletionTimestamp").is_some() {
-                return Ok(Change::Keep);
+            // The status and the annotations the controller keeps on the object, in one write.
+            let result = state.store.mutate::<StoreError>(&key, |cur| {
+                let Some(cur) = cur else {
+                    return Ok(Change::Keep);
+                };
+                if meta_str(cur, "deletionTimestamp").is_some() {
+                    return Ok(Change::Keep);
+                }
+                let mut next = (**cur).clone();
+                if let Some(status) = desired_status(&key.resource, cur) {
+                    next["status"] = status;
+                }
+                for (k, v) in &annotations {
+                    next["metadata"]["annotations"][k] = Value::String(v.clone());
+                }
+                Ok(if next == **cur {
+                    Change::Keep
+                } else {
+                    Change::Put(next)
+                })
+            });
+            if let Err(e) = result {
+                tracing::warn!(error = %e, object = %key.name, "workload simulator");
             }
-            let mut next = (**cur).clone();
-            if let Some(status) = desired_status(&key.resource, cur) {
-                next["status"] = status;
-            }
-            for (k, v) in &annotations {
-                next["metadata"]["annotations"][k] = Value::String(v.clone());
-            }
-            Ok(if next == **cur {
-                Change::Keep
-            } else {
-                Change::Put(next)
-            })
         });
-        if let Err(e) = result {
-            tracing::warn!(error = %e, object = %key.name, "workload simulator");
-        }
-    });
+    }
 }
 
 /// The outcome the annotation asks for: on the object itself or, for workloads, on its pod

@@ -111,16 +111,23 @@ pub async fn start_with(route: Route<'_>) -> Env {
     start_full(route, true, default_options(), Default::default()).await
 }
 
+/// With an API server that keeps only `limits` of watch history.
+pub async fn start_with_watch_history(limits: tidegate_apiserver::store::LogLimits) -> Env {
+    let server = tidegate_apiserver::Config {
+        watch_history: limits,
+        ..Default::default()
+    };
+    start_full(Route::Direct, true, default_options(), server).await
+}
+
 /// With the API server deciding requests by RBAC (the controllers' admin kubeconfig is in
 /// `system:masters`; impersonated service accounts get what RBAC gives them).
 pub async fn start_rbac() -> Env {
-    start_full(
-        Route::Direct,
-        true,
-        default_options(),
-        tidegate_apiserver::AuthorizationMode::Rbac,
-    )
-    .await
+    let server = tidegate_apiserver::Config {
+        authorization: tidegate_apiserver::AuthorizationMode::Rbac,
+        ..Default::default()
+    };
+    start_full(Route::Direct, true, default_options(), server).await
 }
 
 /// With these Kustomization controller options.
@@ -145,7 +152,7 @@ async fn start_full(
     route: Route<'_>,
     source_controller: bool,
     options: kustomization::Options,
-    authorization: tidegate_apiserver::AuthorizationMode,
+    server: tidegate_apiserver::Config,
 ) -> Env {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -153,8 +160,7 @@ async fn start_full(
         .try_init();
     let server = common::start_with(tidegate_apiserver::Config {
         workload_simulator: Some(Duration::from_millis(300)),
-        authorization,
-        ..Default::default()
+        ..server
     })
     .await;
     let crds = tidegate_api::crds::stream();
